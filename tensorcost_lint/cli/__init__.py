@@ -1,0 +1,1 @@
+"""The `tensorcost` command line: one module per sub-command, all thin over the library."""

@@ -1,0 +1,80 @@
+"""Entry point of the `tensorcost` console script.
+
+Usage and config errors exit 2 with exactly one line on stderr, never a traceback: CI logs and
+pre-commit output show that line to people who did not write the tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+from ..config.errors import ConfigError
+
+# name -> module implementing add_arguments(parser) and run(args) -> int
+COMMANDS = {
+    "check": ("check_command", "lint Python files for tensor cost and shape findings"),
+    "estimate": ("estimate_command", "print the checked cost of a plan file (Contract 4)"),
+    "plan": ("plan_command", "every contraction order of an einsum, and what each framework runs"),
+    "explain": ("explain_command", "print the documentation page of a rule code"),
+    "report": ("report_command", "per-site cost table and a roofline picture"),
+    "calibrate": ("calibrate_command", "measure this machine and write hardware evidence"),
+    "measure": ("measure_command", "run the planned operations on synthetic data and compare with the bound"),
+    "lsp": ("lsp_command", "run the language server over stdio"),
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def build_parser(selected: str | None = None) -> OneLineParser:
+    """Only the selected sub-command's module is imported: `tensorcost check` must not pay for
+    the language server's or the plotter's imports."""
+    parser = OneLineParser(prog="tensorcost", description="Static cost analysis of tensor programs.")
+    parser.add_argument("--version", action="version", version=f"tensorcost {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    subparsers.required = True
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        if name == selected:
+            module = importlib.import_module(f"{__package__}.{module_name}")
+            module.add_arguments(sub)
+            sub.set_defaults(_module=module)
+    return parser
+
+
+def _selected_command(argv: list[str]) -> str | None:
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser(_selected_command(argv)).parse_args(argv)
+        return args._module.run(args)
+    except UsageError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except ConfigError as error:
+        print(f"tensorcost: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tensorcost: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

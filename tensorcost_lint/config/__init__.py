@@ -1,0 +1,1 @@
+"""Loading users' YAML/TOML: project config (Contract 2), hardware evidence (3), plan files (4)."""

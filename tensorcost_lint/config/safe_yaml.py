@@ -1,0 +1,67 @@
+"""YAML through `yaml.safe_load` only, with bounds against hostile files.
+
+safe_load never builds Python objects from tags (`!!python/object` is refused), but alias
+expansion ("billion laughs") still yields a structure whose walk is exponential; we cap aliases and
+file size instead of trusting every consumer to walk carefully.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from .errors import ConfigError
+
+MAX_FILE_BYTES = 1 << 20
+MAX_ALIASES = 64
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (refused as a possible alias bomb)")
+        return super().compose_node(parent, index)
+
+
+def load_yaml_text(text: str, source: str):
+    if len(text) > MAX_FILE_BYTES:
+        raise ConfigError(source, "", f"file larger than {MAX_FILE_BYTES} bytes")
+    try:
+        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as error:
+        reason = " ".join(str(error).split())
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(source, where, f"invalid YAML: {reason[:300]}") from None
+    except RecursionError:
+        raise ConfigError(source, "", "invalid YAML: nesting too deep") from None
+
+
+def read_text_file(path: Path | str, source: str | None = None) -> str:
+    source = source or str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(source, "", "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(source, "", "is a directory, expected a file") from None
+    except OSError as error:
+        raise ConfigError(source, "", f"cannot read: {error.strerror or error}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(source, "", f"file larger than {MAX_FILE_BYTES} bytes")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ConfigError(source, "", f"not UTF-8 (byte {error.start})") from None
+
+
+def load_yaml_file(path: Path | str, source: str | None = None):
+    source = source or str(path)
+    return load_yaml_text(read_text_file(path, source), source)

@@ -1,0 +1,1 @@
+"""Hardware evidence: the shipped datasheet devices and users' evidence files (Contract 3)."""
