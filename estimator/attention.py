@@ -82,6 +82,15 @@ class AttentionPlan:
         if h % kh:
             raise ContractionMismatch("key.shape", f"{kh} key heads do not divide {h} query heads")
         accumulation_check(self.operand_dtype, self.accumulation)
+        self.totals()  # refuses count overflow at construction
+
+    def totals(self) -> tuple[int, int, int, int]:
+        """(flops, traffic bytes, output bytes, retained bytes), all executions included."""
+        count = self.execution.count
+        per_execution = checked_sum((size for _, size in self.traffic_terms()), "traffic_bytes")
+        traffic = checked_product((per_execution, count), "traffic_bytes")
+        retained = checked_product((self.retained_per_copy(), self.execution.retained_copies), "retained_bytes")
+        return self.flops(), traffic, self.output.bytes, retained
 
     @property
     def operand_dtype(self) -> DType:

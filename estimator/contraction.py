@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .counting import checked_product
+from .counting import checked_product, checked_sum
 from .dtypes import Accumulation, DType, classify_accumulation, safe_accumulator
 from .einsum_subscripts import parse_subscripts, bind_labels
 from .errors import (
@@ -121,6 +121,16 @@ class ContractionPlan:
         accumulation_check(self.operand_dtype, self.accumulation_dtype)
         if self.output.shape != self.contraction.output_shape():
             raise InvalidRecord("output.shape", "does not match the contraction's output")
+        self.totals()  # refuses count overflow at construction, before any number is reported
+
+    def totals(self) -> tuple[int, int, int, int]:
+        """(flops, traffic bytes, output bytes, retained bytes), all executions included."""
+        count = self.execution.count
+        terms = [t.bytes * t.accesses for t in self.inputs]
+        terms.append(self.output.bytes * self.output.accesses)
+        traffic = checked_product((checked_sum(terms, "traffic_bytes"), count), "traffic_bytes")
+        retained = checked_product((self.output.bytes, self.execution.retained_copies), "retained_bytes")
+        return self.contraction.flops(self.flop_convention, count), traffic, self.output.bytes, retained
 
     @property
     def operand_dtype(self) -> DType:

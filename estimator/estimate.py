@@ -13,7 +13,6 @@ from decimal import Decimal, localcontext
 
 from .attention import AttentionPlan
 from .contraction import ContractionPlan
-from .counting import checked_product, checked_sum
 from .errors import EvidenceMismatch
 from .plan_id import plan_id
 from .records import BandwidthEvidence, ComputeEvidence, HardwareEvidence
@@ -64,27 +63,10 @@ def require_evidence(plan) -> None:
         raise EvidenceMismatch("hardware", reason)
 
 
-def _traffic_and_retained(plan) -> tuple[int, int, int, int]:
-    count = plan.execution.count
-    if type(plan) is ContractionPlan:
-        terms = [t.bytes * t.accesses for t in plan.inputs]
-        terms.append(plan.output.bytes * plan.output.accesses)
-        per_copy = output_bytes = plan.output.bytes
-        flops = plan.contraction.flops(plan.flop_convention, count)
-    else:
-        terms = [size for _, size in plan.traffic_terms()]
-        output_bytes = plan.output.bytes
-        per_copy = plan.retained_per_copy()
-        flops = plan.flops()
-    traffic = checked_product((checked_sum(terms, "traffic_bytes"), count), "traffic_bytes")
-    retained = checked_product((per_copy, plan.execution.retained_copies), "retained_bytes")
-    return flops, traffic, output_bytes, retained
-
-
 def estimate(plan: ContractionPlan | AttentionPlan) -> Estimate:
     if type(plan) not in (ContractionPlan, AttentionPlan):
         raise TypeError(f"not a plan: {type(plan).__name__}")
-    flops, traffic, output_bytes, retained = _traffic_and_retained(plan)
+    flops, traffic, output_bytes, retained = plan.totals()
     compute, bandwidth, reason = find_evidence(plan.hardware, plan)
     with localcontext() as context:
         context.prec = 40
