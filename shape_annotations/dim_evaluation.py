@@ -1,0 +1,64 @@
+"""evaluate_dim: a dimension's size under bound sizes, refusing what no tensor can have.
+
+`//` is only meaningful when it divides exactly: `d_model//n_heads` with d_model=768, n_heads=5
+is a configuration bug (the model would fail at reshape), so it is an error naming the dims, not
+a silently floored 153.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .dim_records import BinOp, Const, DimExpr, Sym, Unknown, contains_unknown, free_names, render_dim
+from .errors import ShapeError
+from .limits import MAX_SIZE
+
+
+def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
+    """The size of `d`, or None when a name is unbound or the dim is Unknown.
+
+    Raises ShapeError when a `//` does not divide exactly (or divides by a non-positive size), or
+    when the result is <= 0 or above 2**63-1.
+    """
+    if contains_unknown(d):
+        return None
+    if any(name not in sizes for name in free_names(d)):
+        return None
+    value = _value(d, sizes)
+    if value <= 0:
+        raise ShapeError(f"dimension {render_dim(d)} evaluates to {value}; sizes must be positive")
+    if value > MAX_SIZE:
+        raise ShapeError(f"dimension {render_dim(d)} evaluates to {value}, above 2**63-1")
+    return value
+
+
+def _value(d: DimExpr, sizes: Mapping[str, int]) -> int:
+    if type(d) is Const:
+        return d.value
+    if type(d) is Sym:
+        return sizes[d.name]
+    if type(d) is Unknown:  # excluded by the caller; kept for a clear failure if reached
+        raise ShapeError("an unknown dimension has no size")
+    assert type(d) is BinOp
+    left = _value(d.left, sizes)
+    right = _value(d.right, sizes)
+    if d.op == "+":
+        return left + right
+    if d.op == "-":
+        return left - right
+    if d.op == "*":
+        return left * right
+    if right <= 0:
+        raise ShapeError(f"{render_dim(d)}: divisor {render_dim(d.right)} is {right}, not a positive size")
+    quotient, remainder = divmod(left, right)
+    if remainder:
+        raise ShapeError(
+            f"{render_dim(d)} does not divide exactly: {_described(d.left, left)} is not a multiple "
+            f"of {_described(d.right, right)}"
+        )
+    return quotient
+
+
+def _described(d: DimExpr, value: int) -> str:
+    text = render_dim(d)
+    return str(value) if text == str(value) else f"{text}={value}"
