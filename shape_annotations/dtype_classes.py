@@ -98,7 +98,7 @@ def _exact(name: str) -> DTypeSpec:
 
 DTYPE_CLASSES: dict[str, DTypeSpec] = {
     "Shaped": DTypeSpec(None, "shaped"),
-    "Bool": DTypeSpec(None, "bool"),
+    "Bool": DTypeSpec("bool", "bool"),  # one dtype (jaxtyping's "bool" and numpy's "bool_")
     "Num": DTypeSpec(None, "num"),
     "Inexact": DTypeSpec(None, "inexact"),
     "Float": DTypeSpec(None, "float"),

@@ -110,6 +110,10 @@ def _parse_body(comment: str, i: int, *, strict: bool, keyword: bool) -> Comment
         else:
             sep = next((s for s in _OPERAND_SEPARATORS if comment.startswith(s, j)), None)
             k = _skip_space(comment, j + len(sep)) if sep else j
+            if sep is None and comment[j] in _OPEN:
+                if strict:
+                    raise ShapeError("several shapes without '->': which one is the target?", j, 1)
+                raise _NotAShape
             if sep is None or k >= len(comment) or comment[k] not in _OPEN:
                 _trailing(comment, j, end, keyword)
                 break
