@@ -58,8 +58,15 @@ class Contraction:
         return tuple(size[label] for label in self.output)
 
     def flops(self, convention: str, executions: int = 1) -> int:
-        """2·executions·prod(all index sizes) under fma-2 when an index is summed."""
-        per_point = FLOP_CONVENTIONS[convention] if self.summed else 1
+        """executions · prod(all index sizes) · FLOPs per index point.
+
+        Per point, as opt_einsum's `flop_count` counts it: one multiply per extra operand, plus one
+        add when an index is summed — 2 for a pairwise contraction (a fused multiply-add counted as
+        2 FLOPs under fma-2), 1 for an outer/Hadamard product. Under fma-1 the add is fused away.
+        """
+        per_point = max(1, len(self.inputs) - 1)
+        if self.summed and FLOP_CONVENTIONS[convention] == 2:
+            per_point += 1
         return checked_product((per_point, executions, *(s for _, s in self.sizes)), "flops")
 
 

@@ -1,0 +1,142 @@
+"""LibCST annotation nodes → `shape_annotations` plain trees, and trees → tensor facts.
+
+`shape_annotations` knows the grammars but not LibCST; this module is the translation, and it keeps
+the string's position so a bad shape string is reported at its exact column (TCL001).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from shape_annotations import (
+    AName,
+    ANone,
+    AOther,
+    AString,
+    ASubscript,
+    AUnion,
+    Sym,
+    Variadic,
+    interpret_annotation,
+)
+
+from .facts import ANNOTATION, TensorFact
+from .imports import dotted_name
+
+_STRING_PREFIX_CHARS = "rRbBuUfF"
+
+def string_literal(node: cst.SimpleString) -> tuple[str, int] | None:
+    """(contents, offset of the contents within the token) of a string literal, decoded without
+    evaluating code: only escape sequences of a plain literal are interpreted."""
+    token = node.value
+    prefix_length = 0
+    while prefix_length < len(token) and token[prefix_length] in _STRING_PREFIX_CHARS:
+        prefix_length += 1
+    prefix = token[:prefix_length].lower()
+    if "b" in prefix:
+        return None
+    body = token[prefix_length:]
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    contents = body[len(quote): len(body) - len(quote)]
+    if "\\" in contents and "r" not in prefix:
+        try:
+            contents = ast.literal_eval(quote + contents + quote)  # a literal only, never code
+        except (ValueError, SyntaxError):
+            return None
+    return contents, prefix_length + len(quote)
+
+def to_tree(node: cst.BaseExpression, ctx, depth: int = 0):
+    """Plain annotation tree; AString offsets are the 1-based column of the string contents."""
+    if depth > 32:
+        return AOther("...")
+    if isinstance(node, cst.Name) and node.value == "None":
+        return ANone()
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        name = dotted_name(node)
+        return AName(name) if name is not None else AOther("")
+    if isinstance(node, cst.Subscript):
+        value = to_tree(node.value, ctx, depth + 1)
+        if type(value) is not AName:
+            return AOther("")
+        items = []
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                items.append(to_tree(element.slice.value, ctx, depth + 1))
+            else:
+                items.append(AOther(":"))
+        return ASubscript(value, tuple(items))
+    if isinstance(node, cst.SimpleString):
+        literal = string_literal(node)
+        if literal is None:
+            return AOther("")
+        contents, offset = literal
+        _, column, _, _ = ctx.position(node)
+        return AString(contents, column + offset)
+    if isinstance(node, cst.FormattedString):
+        _, column, _, _ = ctx.position(node)
+        text = ctx.module.code_for_node(node)
+        start = len(node.start)
+        return AString(text[start: len(text) - len(node.end)], column + start)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        options = []
+        for side in (node.left, node.right):
+            tree = to_tree(side, ctx, depth + 1)
+            options.extend(tree.options if type(tree) is AUnion else (tree,))
+        return AUnion(tuple(options))
+    return AOther("")
+
+def _dims_from_parsed(parsed, sizes) -> tuple:
+    dims = []
+    for item in parsed.dims:
+        if type(item) is Variadic:
+            if item.name is not None and item.name in sizes:
+                dims.append(Sym(item.name))  # a declared size for a variadic is its product
+            else:
+                dims.append(Sym("*" + item.name) if item.name else Sym("..."))
+        else:
+            dims.append(item.expr)
+    return tuple(dims)
+
+def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | None:
+    """Candidate tensor facts of an annotation, or None if it is not a tensor annotation.
+    A bad shape string becomes a TCL001 diagnostic at its exact column."""
+    tree = to_tree(node, ctx)
+    result = interpret_annotation(tree, ctx.aliases)
+    if result.error is not None:
+        line, _, _, _ = ctx.position(node)
+        column = result.error_string.start_offset if result.error_string is not None else ctx.position(node)[1]
+        offset = result.error.offset or 0
+        ctx.diagnose("TCL001", (line, column + offset), f"cannot parse shape annotation: {result.error.message}")
+        return None
+    if not result.candidates:
+        return None
+    facts = []
+    for candidate in result.candidates:
+        dtype = candidate.dtype.resolve(ctx.default_dtype) if candidate.dtype is not None else None
+        facts.append(TensorFact(_dims_from_parsed(candidate.shape, ctx.sizes), dtype, ANNOTATION, _framework(candidate.array_type)))
+    return facts
+
+def _framework(array_type: str) -> str | None:
+    last = array_type.rsplit(".", 1)[-1]
+    if last == "Tensor" or array_type.startswith("torch"):
+        return "torch"
+    if array_type.startswith(("jax", "jnp")) or last == "Array":
+        return "jax"
+    if last == "ndarray" or array_type.startswith(("np", "numpy")):
+        return "numpy"
+    return None
+
+def single_fact(facts: list[TensorFact] | None) -> TensorFact | None:
+    """One fact for a value: several candidate ranks (a Union) keep only what they share."""
+    if not facts:
+        return None
+    if len(facts) == 1:
+        return facts[0]
+    first = facts[0]
+    if all(f == first for f in facts):
+        return first
+    dtype = first.dtype if all(f.dtype == first.dtype for f in facts) else None
+    return TensorFact(None, dtype, ANNOTATION, first.framework)
+

@@ -1,0 +1,295 @@
+"""Recognising matmul / einsum / attention calls and recording them as CallSites.
+
+A site is recorded whether or not its operands are known: `sites` in the JSON report lists every
+call found, with the reason when it could not be costed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import einops_einsum_axes, ShapeError
+
+from . import site_shapes
+from .context import CallSite
+from .evaluator import int_value
+from .facts import DTypeFact, SequenceFact, StringFact, TensorFact
+
+# canonical callee -> (operation, framework, operand argument positions, variant)
+SITE_FUNCTIONS = {
+    "torch.matmul": ("matmul", "torch", (0, 1), "matmul"),
+    "torch.mm": ("matmul", "torch", (0, 1), "mm"),
+    "torch.bmm": ("matmul", "torch", (0, 1), "bmm"),
+    "torch.baddbmm": ("matmul", "torch", (1, 2), "bmm"),
+    "torch.addmm": ("matmul", "torch", (1, 2), "mm"),
+    "torch.nn.functional.linear": ("linear", "torch", (0, 1), "linear"),
+    "numpy.matmul": ("matmul", "numpy", (0, 1), "matmul"),
+    "jax.numpy.matmul": ("matmul", "jax", (0, 1), "matmul"),
+    "numpy.dot": ("matmul", "numpy", (0, 1), "dot"),
+    "jax.numpy.dot": ("matmul", "jax", (0, 1), "dot"),
+    "jax.lax.dot_general": ("dot_general", "jax", (0, 1), "dot_general"),
+    "torch.einsum": ("einsum", "torch", None, "einsum"),
+    "numpy.einsum": ("einsum", "numpy", None, "einsum"),
+    "jax.numpy.einsum": ("einsum", "jax", None, "einsum"),
+    "opt_einsum.contract": ("einsum", "opt_einsum", None, "einsum"),
+    "einops.einsum": ("einsum", "einops", None, "einops"),
+    "torch.nn.functional.scaled_dot_product_attention": ("attention", "torch", (0, 1, 2), "bhsd"),
+    "jax.nn.dot_product_attention": ("attention", "jax", (0, 1, 2), "bshd"),
+}
+SITE_METHODS = {"matmul": "matmul", "mm": "mm", "bmm": "bmm", "dot": "dot", "__matmul__": "matmul"}
+_KEYWORD_OPERANDS = {
+    "torch.nn.functional.scaled_dot_product_attention": ("query", "key", "value"),
+    "jax.nn.dot_product_attention": ("query", "key", "value"),
+    "torch.nn.functional.linear": ("input", "weight"),
+}
+_ACCUMULATION_KEYWORDS = ("preferred_element_type", "out_dtype", "dtype")
+
+
+def _new_site(evaluator, node, operation: str, framework: str, function: str, operands: tuple) -> CallSite:
+    ctx = evaluator.ctx
+    line, column, end_line, end_column = ctx.position(node)
+    expression = ctx.code(node)
+    # Report the expression itself, not the parentheses around it: `(q @ k.T) * s` points at `q`.
+    stripped = _strip_parentheses(expression)
+    if stripped != expression and "\n" not in ctx.module.code_for_node(node).strip():
+        column += expression.index(stripped)
+        end_column -= len(expression) - len(stripped) - expression.index(stripped)
+    site = CallSite(line, column, end_line, end_column, operation, framework, function, stripped, operands,
+                    node=node)
+    if ctx.autocast is not None and framework == "torch":
+        site.options["autocast"] = ctx.autocast
+    ctx.sites.append(site)
+    return site
+
+
+def _strip_parentheses(text: str) -> str:
+    """`(q @ k.T)` → `q @ k.T`, only where the outer parentheses enclose the whole expression."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for index, char in enumerate(text):
+            depth += char == "("
+            depth -= char == ")"
+            if depth == 0 and index < len(text) - 1:
+                return text
+        text = text[1:-1].strip()
+    return text
+
+
+def _framework_of(operands, ctx) -> str:
+    for operand in operands:
+        if type(operand) is TensorFact and operand.framework:
+            return operand.framework
+    return ctx.primary_framework
+
+
+def _apply_accumulation(evaluator, site: CallSite, args) -> None:
+    """Accumulation/output dtype as the code states it: keyword arguments, then file-wide flags."""
+    for keyword in _ACCUMULATION_KEYWORDS:
+        node = args.keywords.get(keyword) if args is not None else None
+        if node is None:
+            continue
+        fact = evaluator.eval(node)
+        if type(fact) is DTypeFact:
+            site.accumulation_dtype = site.output_dtype = fact.dtype
+            site.accumulation_source = f"{keyword}={evaluator.ctx.code(node)}"
+            return
+    flags = evaluator.ctx.flags
+    if site.framework != "torch" or site.operation == "attention":
+        return
+    if flags.tf32:
+        site.options["tf32"] = flags.tf32
+    dtypes = {op.dtype for op in site.operands if type(op) is TensorFact}
+    if flags.fp16_accumulation and dtypes == {"float16"}:
+        site.accumulation_dtype, site.accumulation_source = "float16", flags.fp16_accumulation
+    elif flags.bf16_reduced_reduction and dtypes == {"bfloat16"}:
+        site.accumulation_dtype, site.accumulation_source = "bfloat16", flags.bf16_reduced_reduction
+
+
+def _output_fact(site: CallSite) -> TensorFact | None:
+    shapes = site.shapes
+    operands = [op for op in site.operands if type(op) is TensorFact]
+    dtypes = {op.dtype for op in operands}
+    dtype = site.output_dtype or (dtypes.pop() if len(dtypes) == 1 else None)
+    framework = site.framework if site.framework in ("torch", "numpy", "jax") else None
+    if shapes is None or shapes.output_shape is None:
+        return TensorFact(None, dtype, framework=framework) if operands else None
+    return TensorFact(tuple(shapes.output_shape), dtype, framework=framework)
+
+
+def _model(evaluator, site: CallSite, variant: str, **extra) -> None:
+    operands = site.operands
+    if any(type(op) is not TensorFact for op in operands):
+        missing = [str(i) for i, op in enumerate(operands) if type(op) is not TensorFact]
+        site.unresolved = f"operand {', '.join(missing)} has no known shape (annotate it or add a shape comment)"
+        return
+    if any(op.shape is None for op in operands):
+        missing = [str(i) for i, op in enumerate(operands) if op.shape is None]
+        site.unresolved = f"operand {', '.join(missing)} has an unknown rank"
+        return
+    sizes = evaluator.ctx.sizes
+    shapes = [tuple(op.shape) for op in operands]
+    if variant in ("matmul", "mm", "bmm"):
+        site.shapes = site_shapes.model_matmul(*shapes, sizes, strict_broadcast=evaluator.ctx.strict_broadcast, variant=variant)
+    elif variant == "dot":
+        site.shapes = site_shapes.model_dot(*shapes, sizes)
+    elif variant == "linear":
+        site.shapes = site_shapes.model_linear(*shapes, sizes)
+    elif variant in ("bhsd", "bshd"):
+        site.shapes = site_shapes.model_attention(*shapes, sizes, variant)
+    elif variant == "einsum":
+        site.shapes = site_shapes.model_einsum(extra["subscripts"], shapes, sizes)
+    elif variant == "einops":
+        site.shapes = site_shapes.model_named_einsum(extra["axes"], extra["output"], shapes, sizes, extra["pattern"])
+    elif variant == "dot_general":
+        site.shapes = site_shapes.model_dot_general(*shapes, extra["contracting"], extra["batch"], sizes)
+    if site.shapes is not None and site.shapes.undecided:
+        what, a, b = site.shapes.undecided[0]
+        from shape_annotations import render_dim
+
+        site.unresolved = (f"cannot tell whether {what} {render_dim(a)} equals {render_dim(b)}; "
+                           "declare their sizes (config dims or a `# tensorcost: dims` pragma)")
+
+
+def record_matmul_operator(evaluator, node: cst.BinaryOperation):
+    lhs, rhs = evaluator.eval(node.left), evaluator.eval(node.right)
+    operands = (lhs, rhs)
+    site = _new_site(evaluator, node, "matmul", _framework_of(operands, evaluator.ctx), "@", operands)
+    _apply_accumulation(evaluator, site, None)
+    _model(evaluator, site, "matmul")
+    return _output_fact(site)
+
+
+def record_method_site(evaluator, node: cst.Call, receiver: TensorFact, method: str, args):
+    other = evaluator.eval(args.get(0))
+    for value in [*args.positional[1:], *args.keywords.values()]:
+        evaluator.eval(value)
+    operands = (receiver, other)
+    framework = _framework_of(operands, evaluator.ctx)
+    site = _new_site(evaluator, node, "matmul", framework, f"Tensor.{method}" if framework == "torch" else f"ndarray.{method}", operands)
+    _apply_accumulation(evaluator, site, args)
+    _model(evaluator, site, "dot" if method == "dot" and framework != "torch" else SITE_METHODS[method])
+    return _output_fact(site)
+
+
+def record_linear_module(evaluator, node: cst.Call, module, args):
+    x = evaluator.eval(args.get(0, "input"))
+    weight = TensorFact((module.out_dim, module.in_dim), module.dtype or (x.dtype if type(x) is TensorFact else None),
+                        framework="torch")
+    if module.out_dim is None or module.in_dim is None:
+        weight = TensorFact(None, weight.dtype, framework="torch")
+    site = _new_site(evaluator, node, "linear", "torch", "nn.Linear", (x, weight))
+    _apply_accumulation(evaluator, site, None)
+    _model(evaluator, site, "linear")
+    return _output_fact(site)
+
+
+def _literal_options(evaluator, args) -> dict:
+    options = {}
+    node = args.keywords.get("optimize")
+    if node is not None:
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            options["optimize"] = node.value == "True"
+        else:
+            fact = evaluator.eval(node)
+            options["optimize"] = fact.value if type(fact) is StringFact else "unknown"
+    for keyword in ("is_causal", "enable_gqa"):
+        node = args.keywords.get(keyword)
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            options[keyword] = node.value == "True"
+    return options
+
+
+def record_function_site(evaluator, node: cst.Call, name: str, args):
+    operation, framework, positions, variant = SITE_FUNCTIONS[name]
+    options = _literal_options(evaluator, args)
+    extra = {}
+    if variant == "einsum":
+        operands, subscripts = _einsum_operands(evaluator, args)
+        if subscripts is not None:
+            options["subscripts"] = subscripts
+            extra["subscripts"] = subscripts
+    elif variant == "einops":
+        operands, pattern = _einops_operands(evaluator, args)
+        if pattern is not None:
+            options["subscripts"] = pattern
+            try:
+                axes, output = einops_einsum_axes(pattern, len(operands))
+                extra.update(axes=axes, output=output, pattern=pattern)
+            except ShapeError as error:
+                site = _new_site(evaluator, node, operation, framework, name, operands)
+                site.unresolved = f"einops pattern {pattern!r} cannot be parsed: {error.message}"
+                evaluator.ctx.diagnose("TCL001", node, f"cannot parse einops pattern: {error.message}")
+                return None
+    else:
+        keywords = _KEYWORD_OPERANDS.get(name, ())
+        operands = tuple(
+            evaluator.eval(args.get(p, keywords[i] if i < len(keywords) else None))
+            if args.get(p, keywords[i] if i < len(keywords) else None) is not None else None
+            for i, p in enumerate(positions)
+        )
+        used = {args.get(p, keywords[i] if i < len(keywords) else None) for i, p in enumerate(positions)}
+        for value in [*args.positional, *args.keywords.values()]:
+            if value not in used and value not in (args.keywords.get(k) for k in _ACCUMULATION_KEYWORDS):
+                evaluator.eval(value)
+        if variant == "dot_general":
+            numbers = _dimension_numbers(args.get(2, "dimension_numbers"))
+            if numbers is not None:
+                extra["contracting"], extra["batch"] = numbers
+    site = _new_site(evaluator, node, operation, framework, name, tuple(operands))
+    site.options = options
+    _apply_accumulation(evaluator, site, args)
+    if variant == "einsum" and "subscripts" not in extra:
+        site.unresolved = "einsum subscripts are not a string literal"
+    elif variant == "einops" and "axes" not in extra:
+        site.unresolved = "einops pattern is not a string literal"
+    elif variant == "dot_general" and "contracting" not in extra:
+        site.unresolved = "dot_general dimension_numbers are not literal"
+    else:
+        _model(evaluator, site, variant, **extra)
+    return _output_fact(site)
+
+
+def _einsum_operands(evaluator, args):
+    if not args.positional:
+        return (), None
+    first = evaluator.eval(args.positional[0])
+    if type(first) is not StringFact:
+        operands = tuple(evaluator.eval(v) for v in args.positional[1:])
+        return operands, None
+    rest = args.positional[1:]
+    if len(rest) == 1 and isinstance(rest[0], (cst.List, cst.Tuple)):
+        fact = evaluator.eval(rest[0])
+        return (fact.items if type(fact) is SequenceFact else ()), first.value
+    return tuple(evaluator.eval(v) for v in rest), first.value
+
+
+def _einops_operands(evaluator, args):
+    if not args.positional:
+        return (), None
+    *tensors, pattern_node = args.positional
+    operands = tuple(evaluator.eval(v) for v in tensors)
+    pattern = evaluator.eval(pattern_node)
+    return operands, (pattern.value if type(pattern) is StringFact else None)
+
+
+def _int_tuple(node):
+    if not isinstance(node, (cst.Tuple, cst.List)):
+        return None
+    values = [int_value(e.value) for e in node.elements]
+    return None if None in values else tuple(values)
+
+
+def _dimension_numbers(node):
+    """(((lhs_contract), (rhs_contract)), ((lhs_batch), (rhs_batch))) as literal tuples."""
+    if not isinstance(node, (cst.Tuple, cst.List)) or len(node.elements) != 2:
+        return None
+    parts = []
+    for element in node.elements:
+        pair = element.value
+        if not isinstance(pair, (cst.Tuple, cst.List)) or len(pair.elements) != 2:
+            return None
+        sides = tuple(_int_tuple(e.value) for e in pair.elements)
+        if None in sides:
+            return None
+        parts.append(sides)
+    return parts[0], parts[1]

@@ -1,0 +1,145 @@
+"""Calls: call sites first, then the shape transfer of known functions, methods and modules.
+
+Unknown calls still have their arguments evaluated (for nested call sites) and yield no fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .evaluator import SelfFact
+from .facts import DTypeFact, ModuleFact, ScalarFact, TensorFact
+from .imports import dotted_name
+from . import tensor_functions, tensor_methods
+
+
+@dataclass
+class CallArgs:
+    positional: list
+    keywords: dict
+    starred: bool
+
+    def get(self, index: int, keyword: str | None = None):
+        if keyword is not None and keyword in self.keywords:
+            return self.keywords[keyword]
+        return self.positional[index] if index < len(self.positional) else None
+
+
+def call_args(node: cst.Call) -> CallArgs:
+    positional, keywords, starred = [], {}, False
+    for arg in node.args:
+        if arg.star:
+            starred = True
+            positional.append(arg.value)
+        elif arg.keyword is not None:
+            keywords[arg.keyword.value] = arg.value
+        else:
+            positional.append(arg.value)
+    return CallArgs(positional, keywords, starred)
+
+
+# Module classes that leave the shape of their input unchanged, matched by class name so user
+# re-implementations (nanoGPT's own `LayerNorm`) count too.
+SHAPE_PRESERVING_MODULES = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "LayerNorm", "RMSNorm", "GroupNorm",
+    "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "LlamaRMSNorm", "GELU", "ReLU", "SiLU", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Mish", "LeakyReLU", "ELU", "Hardswish", "SELU",
+    "Softplus", "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish",
+})
+
+
+def module_constructor(evaluator, name: str, args: CallArgs):
+    """`nn.Linear(in, out)` and shape-preserving modules, as ModuleFacts."""
+    last = name.rsplit(".", 1)[-1]
+    if last in ("Linear", "LazyLinear") and (name.startswith("torch.nn") or "." not in name or name.startswith("nn.")):
+        in_node, out_node = args.get(0, "in_features"), args.get(1, "out_features")
+        if in_node is None or out_node is None:
+            return None
+        dtype_node = args.keywords.get("dtype")
+        dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
+        dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
+        return ModuleFact("linear", evaluator.dim_of(in_node), evaluator.dim_of(out_node), dtype)
+    if last in SHAPE_PRESERVING_MODULES:
+        for value in [*args.positional, *args.keywords.values()]:
+            evaluator.eval(value)
+        return ModuleFact("preserve")
+    return None
+
+
+def evaluate_call(evaluator, node: cst.Call):
+    from . import call_sites
+
+    func = node.func
+    args = call_args(node)
+    name = evaluator.ctx.imports.resolve(func)
+    if _returns_scalar(evaluator, func, name):
+        _walk_args(evaluator, args)
+        return ScalarFact()
+    if name is not None:
+        if name in call_sites.SITE_FUNCTIONS:
+            return call_sites.record_function_site(evaluator, node, name, args)
+        transfer = tensor_functions.FUNCTIONS.get(name)
+        if transfer is not None:
+            return transfer(evaluator, args)
+        if name.startswith(("torch.nn.", "flax.", "equinox.")) or name in ("torch.nn",):
+            if name.rsplit(".", 1)[-1] in ("Parameter", "Buffer"):
+                return evaluator.eval(args.get(0, "data"))
+            module = module_constructor(evaluator, name, args)
+            if module is not None:
+                return module
+    if isinstance(func, cst.Attribute):
+        receiver = evaluator.eval(func.value) if name is None else None
+        method = func.attr.value
+        if type(receiver) is TensorFact:
+            if method in call_sites.SITE_METHODS:
+                return call_sites.record_method_site(evaluator, node, receiver, method, args)
+            transfer = tensor_methods.METHODS.get(method)
+            if transfer is not None:
+                return transfer(evaluator, receiver, args)
+        elif type(receiver) is SelfFact or receiver is not None:
+            callee = evaluator.attribute_of(receiver, method)
+            if type(callee) is ModuleFact:
+                return _call_module(evaluator, node, callee, args)
+        _walk_args(evaluator, args)
+        return None
+    if isinstance(func, cst.Name):
+        callee = evaluator.env.get(func.value)
+        if type(callee) is ModuleFact:
+            return _call_module(evaluator, node, callee, args)
+        local = dotted_name(func)
+        if local is not None and local.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:
+            _walk_args(evaluator, args)
+            return ModuleFact("preserve")
+    else:
+        evaluator.eval(func)
+    _walk_args(evaluator, args)
+    return None
+
+
+_SCALAR_BUILTINS = frozenset({"float", "int", "len", "round", "abs", "bool", "complex"})
+
+
+def _returns_scalar(evaluator, func, name: str | None) -> bool:
+    """`math.sqrt(d)`, `float(x)`, `len(xs)`: Python numbers, so `att * scale` keeps att's shape."""
+    if name is not None and name.startswith("math."):
+        return True
+    return isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS and func.value not in evaluator.env
+
+
+def _call_module(evaluator, node, module: ModuleFact, args: CallArgs):
+    from . import call_sites
+
+    if module.kind == "linear":
+        return call_sites.record_linear_module(evaluator, node, module, args)
+    first = evaluator.eval(args.get(0)) if args.positional else None
+    for value in [*args.positional[1:], *args.keywords.values()]:
+        evaluator.eval(value)
+    return first.with_shape(first.shape) if type(first) is TensorFact else None
+
+
+def _walk_args(evaluator, args: CallArgs) -> None:
+    for value in [*args.positional, *args.keywords.values()]:
+        evaluator.eval(value)
+

@@ -1,0 +1,258 @@
+"""Evaluates expressions to facts, recording every call site it meets on the way.
+
+Each expression is evaluated exactly once, in statement order, so each call site is recorded once.
+Expressions we do not understand are still walked, so a matmul nested in an unknown call, a
+comprehension or a lambda is found (unresolved) rather than missed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import BinOp, Const, Sym, simplify_dim
+
+from . import shape_ops
+from .annotations import string_literal
+from .facts import DimFact, DTypeFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact, merge_facts
+from .imports import dotted_name
+
+# Objects whose attributes are model dimensions: `config.n_embd` is the dim `n_embd`.
+CONFIG_NAMES = frozenset({"config", "cfg", "args", "hparams", "hp", "model_args", "conf"})
+
+
+class ConfigFact:
+    """A config object; its attributes are dims named after the attribute."""
+
+    __slots__ = ()
+
+
+CONFIG = ConfigFact()
+
+
+class SelfFact:
+    __slots__ = ("attributes",)
+
+    def __init__(self, attributes: dict) -> None:
+        self.attributes = attributes
+
+
+_ARITHMETIC = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.FloorDivide: "//",
+}
+_ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo,
+                cst.BitAnd, cst.BitOr, cst.BitXor)
+
+
+def int_value(node: cst.BaseExpression) -> int | None:
+    """A literal int (`3`, `-1`), read without evaluating anything."""
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = int_value(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+class Evaluator:
+    def __init__(self, ctx, env: dict) -> None:
+        self.ctx = ctx
+        self.env = env
+
+    # -- dispatch -------------------------------------------------------------------------------
+    def eval(self, node):
+        handler = getattr(self, "_eval_" + type(node).__name__, None)
+        if handler is None:
+            self.walk(node)
+            return None
+        return handler(node)
+
+    def walk(self, node) -> None:
+        """Evaluate every sub-expression for its call sites, discarding the facts."""
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.eval(child)
+            elif isinstance(child, cst.CSTNode):
+                self.walk(child)
+
+    # -- leaves ---------------------------------------------------------------------------------
+    def _eval_Name(self, node: cst.Name):
+        name = node.value
+        if name in self.env:
+            return self.env[name]
+        if name in CONFIG_NAMES:
+            return CONFIG
+        resolved = self.ctx.imports.resolve_text(name)
+        return self._dtype_of_name(resolved) if resolved else None
+
+    def _eval_Integer(self, node: cst.Integer):
+        value = int_value(node)
+        return DimFact(Const(value)) if value is not None and value >= 1 else ScalarFact()
+
+    def _eval_Float(self, node):
+        return ScalarFact()
+
+    def _eval_Imaginary(self, node):
+        return ScalarFact()
+
+    def _eval_SimpleString(self, node: cst.SimpleString):
+        literal = string_literal(node)
+        return StringFact(literal[0]) if literal else None
+
+    def _eval_ConcatenatedString(self, node):
+        left, right = self.eval(node.left), self.eval(node.right)
+        if type(left) is StringFact and type(right) is StringFact:
+            return StringFact(left.value + right.value)
+        return None
+
+    def _eval_Tuple(self, node: cst.Tuple):
+        return SequenceFact(tuple(self._element(e) for e in node.elements))
+
+    def _eval_List(self, node: cst.List):
+        return SequenceFact(tuple(self._element(e) for e in node.elements))
+
+    def _element(self, element):
+        fact = self.eval(element.value)
+        return None if isinstance(element, cst.StarredElement) else fact
+
+    def _eval_IfExp(self, node: cst.IfExp):
+        self.eval(node.test)
+        return merge_facts(self.eval(node.body), self.eval(node.orelse), self.ctx.sizes)
+
+    def _eval_NamedExpr(self, node: cst.NamedExpr):
+        fact = self.eval(node.value)
+        if isinstance(node.target, cst.Name):
+            self.env[node.target.value] = fact
+        return fact
+
+    def _eval_Await(self, node):
+        return self.eval(node.expression)
+
+    def _eval_UnaryOperation(self, node: cst.UnaryOperation):
+        value = int_value(node)
+        if value is not None:
+            return DimFact(Const(value)) if value >= 1 else ScalarFact()
+        fact = self.eval(node.expression)
+        if type(fact) is TensorFact:
+            return fact.with_shape(fact.shape)
+        return ScalarFact() if type(fact) in (ScalarFact, DimFact) else None
+
+    # -- attributes -----------------------------------------------------------------------------
+    def _dtype_of_name(self, dotted: str):
+        from estimator import lookup_dtype
+
+        head = dotted.split(".")[0]
+        if head in ("torch", "numpy", "jax", "ml_dtypes") and "." in dotted:
+            dtype = lookup_dtype(dotted)
+            if dtype is not None:
+                return DTypeFact(dtype.name)
+        return None
+
+    def _eval_Attribute(self, node: cst.Attribute):
+        resolved = self.ctx.imports.resolve(node)
+        if resolved is not None:
+            dtype = self._dtype_of_name(resolved)
+            if dtype is not None:
+                return dtype
+            if resolved.split(".")[0] in ("torch", "numpy", "jax", "einops", "opt_einsum"):
+                return None  # a module attribute that is not a value we model
+        return self.attribute_of(self.eval(node.value), node.attr.value)
+
+    def attribute_of(self, receiver, name: str):
+        if type(receiver) is TensorFact:
+            return self._tensor_attribute(receiver, name)
+        if receiver is CONFIG:
+            return DimFact(Sym(name))
+        if type(receiver) is SelfFact:
+            if name in receiver.attributes:
+                return receiver.attributes[name]
+            return CONFIG if name in CONFIG_NAMES else None
+        if type(receiver) is ModuleFact and receiver.kind == "linear" and name == "weight":
+            return TensorFact((receiver.out_dim, receiver.in_dim), receiver.dtype, framework="torch")
+        return None
+
+    def _tensor_attribute(self, fact: TensorFact, name: str):
+        shape = fact.shape
+        if name == "shape":
+            return None if shape is None or shape_ops.has_group(shape) else SequenceFact(tuple(DimFact(d) for d in shape))
+        if name == "dtype":
+            return DTypeFact(fact.dtype) if fact.dtype else None
+        if name in ("T", "H") and shape is not None:
+            return fact.with_shape(shape_ops.reverse(shape))
+        if name in ("mT", "mH") and shape is not None and len(shape) >= 2:
+            return fact.with_shape(shape_ops.transpose(shape, -2, -1))
+        if name in ("real", "imag", "data"):
+            return fact
+        return None
+
+    # -- operators ------------------------------------------------------------------------------
+    def _eval_BinaryOperation(self, node: cst.BinaryOperation):
+        if isinstance(node.operator, cst.MatrixMultiply):
+            from .call_sites import record_matmul_operator
+
+            return record_matmul_operator(self, node)
+        left, right = self.eval(node.left), self.eval(node.right)
+        return self.arithmetic(node.operator, left, right)
+
+    def arithmetic(self, operator, left, right):
+        if type(left) is DimFact and type(right) is DimFact and type(operator) in _ARITHMETIC:
+            return DimFact(simplify_dim(BinOp(_ARITHMETIC[type(operator)], left.dim, right.dim)))
+        if isinstance(operator, _ELEMENTWISE):
+            return elementwise(left, right, self.ctx.sizes)
+        return None
+
+    def _eval_Comparison(self, node: cst.Comparison):
+        left = self.eval(node.left)
+        result = left if type(left) is TensorFact else None
+        for target in node.comparisons:
+            right = self.eval(target.comparator)
+            if type(left) is TensorFact or type(right) is TensorFact:
+                result = elementwise(left, right, self.ctx.sizes)
+                result = result.with_dtype("bool") if type(result) is TensorFact else None
+        return result
+
+    # -- subscripts -----------------------------------------------------------------------------
+    def _eval_Subscript(self, node: cst.Subscript):
+        from .indexing import subscript
+
+        return subscript(self, node)
+
+    # -- calls ----------------------------------------------------------------------------------
+    def _eval_Call(self, node: cst.Call):
+        from .calls import evaluate_call
+
+        return evaluate_call(self, node)
+
+    def dim_of(self, node) -> object | None:
+        """A dim from an expression used as a size (`B`, `C // self.n_head`, `3 * config.n_embd`)."""
+        value = int_value(node)
+        if value is not None:
+            return Const(value) if value >= 1 else None
+        fact = self.eval(node)
+        return fact.dim if type(fact) is DimFact else None
+
+
+def elementwise(left, right, sizes):
+    """Broadcasting arithmetic: the result has the broadcast shape; a scalar side keeps the other."""
+    tensors = [f for f in (left, right) if type(f) is TensorFact]
+    if not tensors:
+        return ScalarFact() if type(left) in (ScalarFact, DimFact) and type(right) in (ScalarFact, DimFact) else None
+    if len(tensors) == 1:
+        tensor = tensors[0]
+        other = right if tensor is left else left
+        if type(other) in (ScalarFact, DimFact):
+            return tensor.with_shape(tensor.shape)
+        return TensorFact(None, None, framework=tensor.framework)
+    shape = shape_ops.broadcast(left.shape, right.shape, sizes)
+    dtype = left.dtype if left.dtype == right.dtype else None
+    framework = left.framework or right.framework
+    return TensorFact(shape, dtype, framework=framework)
+
+
+def callee_name(evaluator: Evaluator, func) -> str | None:
+    return evaluator.ctx.imports.resolve(func) if dotted_name(func) else None

@@ -1,0 +1,100 @@
+"""What the analysis knows about a value, as immutable facts.
+
+A fact is never a guess: an unknown dim is `Unknown`, an unknown value is `None`. Shapes are tuples
+of symbolic dims (`shape_annotations` DimExprs) so `[B, nh, T, hs]` stays readable in messages and
+formulas, and is evaluated against declared sizes only when numbers are needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shape_annotations import Unknown, same_dim
+
+# Where a shape came from, most trusted first. An annotation is the user's contract; a shape comment
+# is documentation that may have rotted; an inferred shape follows from code we read.
+ANNOTATION = "annotation"
+COMMENT = "comment"
+INFERRED = "inferred"
+
+
+@dataclass(frozen=True, slots=True)
+class TensorFact:
+    shape: tuple | None  # tuple of DimExpr, or None when even the rank is unknown
+    dtype: str | None = None  # canonical estimator dtype name; None = unknown (use default_dtype)
+    origin: str = INFERRED
+    framework: str | None = None  # "torch", "numpy", "jax" when known from how it was made
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    def with_shape(self, shape) -> "TensorFact":
+        return TensorFact(None if shape is None else tuple(shape), self.dtype, INFERRED, self.framework)
+
+    def with_dtype(self, dtype: str | None) -> "TensorFact":
+        return TensorFact(self.shape, dtype, self.origin, self.framework)
+
+
+@dataclass(frozen=True, slots=True)
+class DimFact:
+    """An integer that is a dimension size (`T = x.size(1)`, `config.n_embd`, `64`)."""
+
+    dim: object  # DimExpr
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceFact:
+    """A tuple/list of facts: `x.shape`, `(B, T, C)`, the result of `split`."""
+
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class DTypeFact:
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFact:
+    """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]) or "preserve"."""
+
+    kind: str
+    in_dim: object = None
+    out_dim: object = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StringFact:
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarFact:
+    """A Python number that is not a dimension (a scale, a probability)."""
+
+
+Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None
+
+
+def merge_dims(a, b, sizes):
+    return a if same_dim(a, b, sizes) else Unknown("branch")
+
+
+def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
+    """What both sides of a branch agree on; disagreement becomes unknown, never a pick."""
+    if a == b:
+        return a
+    if type(a) is TensorFact and type(b) is TensorFact:
+        shape = None
+        if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
+            shape = tuple(merge_dims(x, y, sizes) for x, y in zip(a.shape, b.shape))
+        dtype = a.dtype if a.dtype == b.dtype else None
+        framework = a.framework if a.framework == b.framework else None
+        return TensorFact(shape, dtype, INFERRED, framework)
+    if type(a) is DimFact and type(b) is DimFact:
+        return DimFact(merge_dims(a.dim, b.dim, sizes))
+    if type(a) is SequenceFact and type(b) is SequenceFact and len(a.items) == len(b.items):
+        return SequenceFact(tuple(merge_facts(x, y, sizes) for x, y in zip(a.items, b.items)))
+    return None

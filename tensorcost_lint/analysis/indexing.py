@@ -1,0 +1,93 @@
+"""`x[...]` on tensors and sequences: integer indices drop a dim, `None` inserts one, `...`
+skips, a full slice keeps it, and `x.shape[i]` / `x.size()[i]` yield dims."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import Const, Unknown
+
+from . import shape_ops
+from .facts import DimFact, SequenceFact, TensorFact
+
+
+def _slice_dim(evaluator, dim, node: cst.Slice):
+    """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`)."""
+    if node.lower is None and node.step is None:
+        if node.upper is None:
+            return dim
+        stop = evaluator.dim_of(node.upper)
+        return stop if stop is not None else Unknown("slice")
+    for part in (node.lower, node.upper, node.step):
+        if part is not None:
+            evaluator.eval(part)
+    return Unknown("slice")
+
+
+def subscript(evaluator, node: cst.Subscript):
+    value = evaluator.eval(node.value)
+    elements = list(node.slice)
+    if type(value) is SequenceFact:
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+            from .evaluator import int_value
+
+            index = int_value(elements[0].slice.value)
+            if index is not None and -len(value.items) <= index < len(value.items):
+                return value.items[index]
+        return None
+    if type(value) is not TensorFact or value.shape is None or shape_ops.has_group(value.shape):
+        for element in elements:
+            evaluator.walk(element)
+        return value.with_shape(None) if type(value) is TensorFact else None
+    return _index_tensor(evaluator, value, elements)
+
+
+def _index_tensor(evaluator, value: TensorFact, elements):
+    from .evaluator import int_value
+
+    shape = list(value.shape)
+    result = []
+    position = 0
+    ellipsis_seen = False
+    consumed = sum(
+        1 for e in elements
+        if not (isinstance(e.slice, cst.Index) and _is_none_or_ellipsis(e.slice.value))
+    )
+    for element in elements:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            inner = part.value
+            if isinstance(inner, cst.Name) and inner.value == "None":
+                result.append(Const(1))
+                continue
+            if isinstance(inner, cst.Ellipsis):
+                if ellipsis_seen:
+                    return value.with_shape(None)
+                ellipsis_seen = True
+                skip = len(shape) - consumed
+                if skip < 0:
+                    return value.with_shape(None)
+                result.extend(shape[position: position + skip])
+                position += skip
+                continue
+            if position >= len(shape):
+                return value.with_shape(None)
+            if int_value(inner) is not None:
+                position += 1  # an integer index removes the dim
+                continue
+            fact = evaluator.eval(inner)
+            if type(fact) in (DimFact,):
+                position += 1
+                continue
+            return value.with_shape(None)  # advanced indexing: not modelled
+        else:
+            if position >= len(shape):
+                return value.with_shape(None)
+            result.append(_slice_dim(evaluator, shape[position], part))
+            position += 1
+    result.extend(shape[position:])
+    return value.with_shape(tuple(result))
+
+
+def _is_none_or_ellipsis(node) -> bool:
+    return (isinstance(node, cst.Name) and node.value == "None") or isinstance(node, cst.Ellipsis)

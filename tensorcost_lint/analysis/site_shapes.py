@@ -1,0 +1,212 @@
+"""Symbolic shape model of each kind of call site, on top of the estimator's generic rules.
+
+Every contraction is reduced to one einsum view — label strings per operand and output, and the
+symbolic dim each label is bound to — so FLOPs formulas, numbers and rules share one description.
+A `ShapeProblem` records what torch/numpy/jax would reject (TCL101/TCL102) or broadcast silently
+(TCL201); `undecided` records dims we could not prove equal (the site stays unresolved, no finding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from estimator import ContractionMismatch, EinsumError, analyse_matmul, bind_labels, parse_subscripts
+from estimator.matmul_shapes import RANK_MISMATCH, SAME_BATCH, SHARED_OPERAND, SIZE_ONE
+from shape_annotations import Const, render_dim, same_dim
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeProblem:
+    code: str  # TCL101, TCL102 or TCL201
+    message: str
+
+
+@dataclass(frozen=True)
+class SiteShapes:
+    inputs: tuple[str, ...] = ()  # label string per operand
+    output: str = ""
+    dims: dict = field(default_factory=dict)  # label -> DimExpr
+    output_shape: tuple | None = None
+    broadcast: str = SAME_BATCH
+    problems: tuple[ShapeProblem, ...] = ()
+    undecided: tuple = ()
+    attention: bool = False  # a fused attention call (two matmuls, no materialized scores)
+
+    @property
+    def summed(self) -> bool:
+        return bool(set("".join(self.inputs)) - set(self.output))
+
+    @property
+    def failed(self) -> bool:
+        return any(p.code in ("TCL101", "TCL102") for p in self.problems)
+
+
+def shape_text(shape) -> str:
+    return "[" + ", ".join(render_dim(d) for d in shape) + "]"
+
+
+def _compare(sizes):
+    return lambda a, b: same_dim(a, b, sizes)
+
+
+def _broadcast_problem(kind: str, lhs, rhs, lhs_batch, rhs_batch) -> ShapeProblem | None:
+    if kind in (SIZE_ONE, RANK_MISMATCH):
+        what = "a size-1 batch dim against a full one" if kind == SIZE_ONE else "batch dims of different ranks"
+        return ShapeProblem(
+            "TCL201",
+            f"implicit batch broadcast: {shape_text(lhs)} x {shape_text(rhs)} broadcasts {what} "
+            f"({shape_text(lhs_batch)} vs {shape_text(rhs_batch)}); expand explicitly or fix the batch dims",
+        )
+    return None
+
+
+def model_matmul(lhs: tuple, rhs: tuple, sizes, *, strict_broadcast: bool = False, variant: str = "matmul") -> SiteShapes:
+    """`lhs @ rhs` with torch.matmul semantics; variants mm/bmm add their rank rules."""
+    rank_rules = {"mm": (2, 2), "bmm": (3, 3)}
+    if variant in rank_rules and (len(lhs), len(rhs)) != rank_rules[variant]:
+        want = rank_rules[variant]
+        return SiteShapes(problems=(ShapeProblem(
+            "TCL101", f"torch.{variant} expects {want[0]}-D operands, got {shape_text(lhs)} and {shape_text(rhs)}"),))
+    if not lhs or not rhs:
+        return SiteShapes(problems=(ShapeProblem("TCL101", "matmul of a 0-D (scalar) operand"),))
+    try:
+        shapes = analyse_matmul(lhs, rhs, _compare(sizes))
+    except ContractionMismatch as error:
+        return SiteShapes(problems=(ShapeProblem("TCL101", f"matmul contraction mismatch: {error.reason}"),))
+    if variant == "bmm" and shapes.broadcast != SAME_BATCH:
+        return SiteShapes(problems=(ShapeProblem(
+            "TCL101", f"torch.bmm needs equal batch dims, got {shape_text(lhs)} and {shape_text(rhs)}"),))
+    problems = []
+    problem = _broadcast_problem(shapes.broadcast, lhs, rhs, shapes.lhs_batch, shapes.rhs_batch)
+    if problem:
+        problems.append(problem)
+    elif shapes.broadcast == SHARED_OPERAND and strict_broadcast:
+        problems.append(ShapeProblem(
+            "TCL201",
+            f"implicit batch broadcast: {shape_text(lhs)} x {shape_text(rhs)} shares an operand without "
+            "batch dims across the batch (broadcast_policy: strict)",
+        ))
+    lhs_labels, rhs_labels, out_labels = shapes.einsum()
+    dims: dict = {}
+    for labels, shape in ((lhs_labels, lhs), (rhs_labels, rhs)):
+        for label, dim in zip(labels, shape):
+            if label not in dims or dims[label] == Const(1):
+                dims[label] = dim
+    return SiteShapes((lhs_labels, rhs_labels), out_labels, dims, shapes.output, shapes.broadcast,
+                      tuple(problems), shapes.undecided)
+
+
+def model_linear(x: tuple, weight: tuple, sizes) -> SiteShapes:
+    """F.linear / nn.Linear: x [..., in] with weight [out, in] → [..., out] (x @ weight.T)."""
+    if len(weight) != 2:
+        return SiteShapes(problems=(ShapeProblem("TCL101", f"linear weight must be 2-D, got {shape_text(weight)}"),))
+    return model_matmul(x, (weight[1], weight[0]), sizes)
+
+
+def model_dot(lhs: tuple, rhs: tuple, sizes) -> SiteShapes:
+    """np.dot / jnp.dot: matmul for ≤ 2-D; for N-D, last axis of lhs against second-to-last of rhs,
+    no broadcasting (output lhs[:-1] + rhs[:-2] + rhs[-1:])."""
+    if len(lhs) <= 2 and len(rhs) <= 2:
+        return model_matmul(lhs, rhs, sizes)
+    left = _LETTERS[: len(lhs)]
+    right = list(_LETTERS[len(lhs): len(lhs) + len(rhs)])
+    right[-2 if len(rhs) >= 2 else -1] = left[-1]
+    right = "".join(right)
+    output = left[:-1] + "".join(c for c in right if c != left[-1])
+    return model_einsum(f"{left},{right}->{output}", [lhs, rhs], sizes)
+
+
+def model_einsum(subscripts: str, shapes: list, sizes) -> SiteShapes:
+    try:
+        spec = parse_subscripts(subscripts, [len(s) for s in shapes])
+        dims, broadcasts, undecided = bind_labels(spec, shapes, _compare(sizes))
+    except EinsumError as error:
+        return SiteShapes(problems=(ShapeProblem("TCL102", f"einsum contract error: {error.reason}"),))
+    problems = []
+    for label, a, b in broadcasts:
+        shown = label if label in _LETTERS else "..."
+        problems.append(ShapeProblem(
+            "TCL201",
+            f"implicit broadcast in einsum {subscripts!r}: index {shown!r} is {render_dim(a)} in one operand "
+            f"and {render_dim(b)} in another; expand explicitly",
+        ))
+    output_shape = tuple(dims[label] for label in spec.output)
+    return SiteShapes(spec.inputs, spec.output, dims, output_shape, SAME_BATCH, tuple(problems), tuple(undecided))
+
+
+def model_named_einsum(operand_axes, output_axes, shapes: list, sizes, pattern: str) -> SiteShapes:
+    """einops.einsum: axis *names* are local labels like letters; map them to letters."""
+    letters: dict[str, str] = {}
+    for name in [n for axes in operand_axes for n in axes] + list(output_axes):
+        if name not in letters and name != "...":
+            if len(letters) >= len(_LETTERS):
+                return SiteShapes(problems=(ShapeProblem("TCL102", "too many distinct axes in einops pattern"),))
+            letters[name] = _LETTERS[len(letters)]
+
+    def term(axes):
+        return "".join("..." if name == "..." else letters[name] for name in axes)
+
+    subscripts = ",".join(term(axes) for axes in operand_axes) + "->" + term(output_axes)
+    shapes_model = model_einsum(subscripts, shapes, sizes)
+    if shapes_model.problems:
+        by_letter = {v: k for k, v in letters.items()}
+        problems = tuple(
+            ShapeProblem(p.code, _rename_letters(p.message.replace(repr(subscripts), repr(pattern)), by_letter))
+            for p in shapes_model.problems
+        )
+        return SiteShapes(shapes_model.inputs, shapes_model.output, shapes_model.dims,
+                          shapes_model.output_shape, shapes_model.broadcast, problems, shapes_model.undecided)
+    return shapes_model
+
+
+def _rename_letters(message: str, by_letter: dict) -> str:
+    for letter, name in by_letter.items():
+        message = message.replace(f"index {letter!r}", f"axis {name!r}")
+    return message
+
+
+def model_dot_general(lhs: tuple, rhs: tuple, contracting, batch, sizes) -> SiteShapes:
+    """lax.dot_general(((lc, rc), (lb, rb))): output = batch dims, lhs free dims, rhs free dims."""
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = contracting, batch
+    for axes, shape in ((lhs_contract, lhs), (lhs_batch, lhs), (rhs_contract, rhs), (rhs_batch, rhs)):
+        if any(not -len(shape) <= a < len(shape) for a in axes):
+            return SiteShapes(problems=(ShapeProblem("TCL101", "dot_general dimension number out of range"),))
+    if len(lhs_contract) != len(rhs_contract) or len(lhs_batch) != len(rhs_batch):
+        return SiteShapes(problems=(ShapeProblem("TCL101", "dot_general contracting/batch dims differ in count"),))
+    left = list(_LETTERS[: len(lhs)])
+    right = list(_LETTERS[len(lhs): len(lhs) + len(rhs)])
+    for la, ra in list(zip(lhs_contract, rhs_contract)) + list(zip(lhs_batch, rhs_batch)):
+        right[ra] = left[la]
+    batch_labels = [left[a] for a in lhs_batch]
+    lhs_free = [c for i, c in enumerate(left) if i % len(lhs) not in {a % len(lhs) for a in (*lhs_contract, *lhs_batch)}]
+    rhs_free = [c for i, c in enumerate(right) if i % len(rhs) not in {a % len(rhs) for a in (*rhs_contract, *rhs_batch)}]
+    output = "".join(batch_labels + lhs_free + rhs_free)
+    model = model_einsum(f"{''.join(left)},{''.join(right)}->{output}", [lhs, rhs], sizes)
+    if model.problems:
+        problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", "dot_general contraction mismatch"))
+                         for p in model.problems)
+        return SiteShapes(problems=problems)
+    return model
+
+
+def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) -> SiteShapes:
+    """Fused attention: layout "bhsd" (torch SDPA: [..., L, E]) or "bshd" (jax: [B, T, N, H]).
+    Costed as its two matmuls, QKᵀ and PV; scores are not materialized."""
+    if layout == "bshd":
+        if not (len(query) == len(key) == len(value) == 4):
+            return SiteShapes(problems=(ShapeProblem("TCL101", "dot_product_attention expects [B, T, N, H] operands"),))
+        subscripts = "bqhd,bkhd,bkhe->bqhe"
+    else:
+        rank = len(query)
+        if rank < 2 or len(key) != rank or len(value) != rank:
+            return SiteShapes(problems=(ShapeProblem(
+                "TCL101", f"attention operands of different ranks: {shape_text(query)}, {shape_text(key)}, {shape_text(value)}"),))
+        batch = _LETTERS[: rank - 2]
+        subscripts = f"{batch}qd,{batch}kd,{batch}ke->{batch}qe"
+    model = model_einsum(subscripts, [query, key, value], sizes)
+    problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", "attention shape mismatch"))
+                     if p.code == "TCL102" else p for p in model.problems)
+    return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
+                      problems, model.undecided, attention=True)

@@ -1,0 +1,248 @@
+"""Shape transfer of module-level functions (`torch.transpose`, `F.softmax`, `np.zeros`,
+`einops.rearrange`...), keyed by canonical name. Each takes (evaluator, CallArgs)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_shape
+
+from . import shape_ops, tensor_methods
+from .evaluator import int_value
+from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact
+
+_FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}
+# Default dtype of constructors: torch and jax make float32, numpy float64.
+_DEFAULT_CONSTRUCTOR_DTYPE = {"torch": "float32", "numpy": "float64", "jax": "float32"}
+
+
+def _eval_rest(evaluator, args, skip=()) -> None:
+    for value in [*args.positional, *args.keywords.values()]:
+        if value not in skip:
+            evaluator.eval(value)
+
+
+def _first_tensor(evaluator, args, keyword="input"):
+    node = args.get(0, keyword)
+    fact = evaluator.eval(node) if node is not None else None
+    return node, fact
+
+
+def preserve(evaluator, args):
+    node, fact = _first_tensor(evaluator, args)
+    _eval_rest(evaluator, args, skip=(node,))
+    if type(fact) in (DimFact, ScalarFact):
+        return ScalarFact()  # np.sqrt(d_head) is a number
+    return fact.with_shape(fact.shape) if type(fact) is TensorFact else None
+
+
+def as_method(method: str):
+    """`torch.transpose(x, 0, 1)` is `x.transpose(0, 1)`."""
+
+    def transfer(evaluator, args):
+        node, fact = _first_tensor(evaluator, args)
+        rest = type(args)(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
+        if type(fact) is not TensorFact:
+            _eval_rest(evaluator, rest)
+            return None
+        return tensor_methods.METHODS[method](evaluator, fact, rest)
+
+    return transfer
+
+
+def _numpy_axis_keyword(args, name: str = "axis"):
+    return args.keywords.get(name)
+
+
+def _swapaxes(evaluator, args):
+    node, fact = _first_tensor(evaluator, args, "a")
+    a, b = args.get(1, "axis1"), args.get(2, "axis2")
+    if type(fact) is not TensorFact or fact.shape is None or a is None or b is None:
+        return None
+    i, j = int_value(a), int_value(b)
+    if i is None or j is None:
+        return fact.with_shape(None)
+    return fact.with_shape(shape_ops.transpose(fact.shape, i, j))
+
+
+def _numpy_transpose(evaluator, args):
+    node, fact = _first_tensor(evaluator, args, "a")
+    if type(fact) is not TensorFact or fact.shape is None:
+        return None
+    axes_node = args.get(1, "axes")
+    if axes_node is None:
+        return fact.with_shape(shape_ops.reverse(fact.shape))
+    if isinstance(axes_node, (cst.Tuple, cst.List)):
+        axes = [int_value(e.value) for e in axes_node.elements]
+        if None not in axes:
+            return fact.with_shape(shape_ops.permute(fact.shape, axes))
+    return fact.with_shape(None)
+
+
+def _reshape(evaluator, args):
+    node, fact = _first_tensor(evaluator, args, "a")
+    shape_node = args.get(1, "shape") or args.keywords.get("newshape")
+    if type(fact) is not TensorFact or shape_node is None:
+        _eval_rest(evaluator, args, skip=(node,))
+        return None
+    return tensor_methods.METHODS["reshape"](evaluator, fact, type(args)([shape_node], {}, False))
+
+
+def _expand_dims(evaluator, args):
+    node, fact = _first_tensor(evaluator, args, "a")
+    index = int_value(args.get(1, "axis")) if args.get(1, "axis") is not None else None
+    if type(fact) is not TensorFact or fact.shape is None or index is None:
+        return None
+    return fact.with_shape(shape_ops.unsqueeze(fact.shape, index))
+
+
+def _where(evaluator, args):
+    from .evaluator import elementwise
+
+    condition = evaluator.eval(args.get(0, "condition"))
+    left, right = evaluator.eval(args.get(1, "input")), evaluator.eval(args.get(2, "other"))
+    result = elementwise(left, right, evaluator.ctx.sizes)
+    if type(result) is TensorFact and type(condition) is TensorFact:
+        result = result.with_shape(shape_ops.broadcast(condition.shape, result.shape, evaluator.ctx.sizes))
+    return result
+
+
+def _sequence_of_tensors(evaluator, node):
+    fact = evaluator.eval(node)
+    if type(fact) is SequenceFact and all(type(i) is TensorFact for i in fact.items):
+        return list(fact.items)
+    return None
+
+
+def _join(kind: str, dim_keywords=("dim", "axis")):
+    def transfer(evaluator, args):
+        tensors = _sequence_of_tensors(evaluator, args.get(0, "tensors"))
+        dim_node = args.get(1)
+        for keyword in dim_keywords:
+            dim_node = args.keywords.get(keyword, dim_node)
+        dim = 0 if dim_node is None else int_value(dim_node)
+        if not tensors or dim is None:
+            return None
+        shapes = [t.shape for t in tensors]
+        shape = (shape_ops.concatenate if kind == "cat" else shape_ops.stack)(shapes, dim, evaluator.ctx.sizes)
+        dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
+        return TensorFact(shape, dtype, framework=tensors[0].framework)
+
+    return transfer
+
+
+def _constructor(framework: str, *, like: bool = False, fill: bool = False, varargs: bool | None = None):
+    """`torch.empty(a, b)`, `torch.zeros((a, b), dtype=...)`, `np.ones(shape)`, `torch.zeros_like(x)`."""
+
+    def transfer(evaluator, args):
+        dtype_node = args.keywords.get("dtype")
+        dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
+        dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
+        if like:
+            source = evaluator.eval(args.get(0, "input"))
+            if type(source) is not TensorFact:
+                return None
+            return TensorFact(source.shape, dtype or source.dtype, framework=framework)
+        sizes_as_varargs = (framework == "torch") if varargs is None else varargs
+        nodes = args.positional if sizes_as_varargs and not fill else args.positional[:1]
+        if "size" in args.keywords or "shape" in args.keywords:
+            nodes = [args.keywords.get("size") or args.keywords.get("shape")]
+        for value in args.positional[len(nodes):]:
+            evaluator.eval(value)
+        dims = tensor_methods._dim_args(evaluator, type(args)(list(nodes), {}, False))
+        shape = None if dims is None or None in dims else tuple(dims)
+        return TensorFact(shape, dtype or _DEFAULT_CONSTRUCTOR_DTYPE[framework], framework=framework)
+
+    return transfer
+
+
+def _jax_random(evaluator, args):
+    """`jax.random.normal(key, shape, dtype)`."""
+    evaluator.eval(args.get(0, "key"))
+    shape_node = args.get(1, "shape")
+    dtype_node = args.get(2, "dtype")
+    dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
+    dims = tensor_methods._dim_args(evaluator, type(args)([shape_node], {}, False)) if shape_node is not None else None
+    dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else "float32"
+    return TensorFact(None if dims is None or None in dims else tuple(dims), dtype, framework="jax")
+
+
+def _einops(kind: str):
+    operation = {"rearrange": rearrange_shape, "repeat": repeat_shape, "reduce": reduce_shape}[kind]
+
+    def transfer(evaluator, args):
+        node, fact = _first_tensor(evaluator, args, "tensor")
+        pattern = evaluator.eval(args.get(1, "pattern"))
+        lengths = {}
+        for name, value in args.keywords.items():
+            if name in ("pattern", "tensor", "reduction"):
+                continue
+            dim = evaluator.dim_of(value)
+            if dim is not None:
+                lengths[name] = dim
+        if kind == "reduce" and len(args.positional) > 2:
+            evaluator.eval(args.positional[2])
+        if type(fact) is not TensorFact or type(pattern) is not StringFact or fact.shape is None:
+            return fact.with_shape(None) if type(fact) is TensorFact else None
+        try:
+            shape = operation(pattern.value, tuple(fact.shape), lengths)
+        except ShapeError as error:
+            evaluator.ctx.diagnose("TCL002", args.get(1, "pattern"),
+                                   f"einops pattern {pattern.value!r} does not fit the input shape: {error.message}")
+            return fact.with_shape(None)
+        return fact.with_shape(shape)
+
+    return transfer
+
+
+def _size_of(evaluator, args):
+    fact = evaluator.eval(args.get(0, "a"))
+    return tensor_methods._size(evaluator, fact, type(args)(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
+
+
+_PRESERVING = [
+    "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+    "torch.nn.functional.gelu", "torch.nn.functional.relu", "torch.nn.functional.silu", "torch.nn.functional.dropout",
+    "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm", "torch.nn.functional.normalize",
+    "torch.nn.functional.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.leaky_relu",
+    "torch.nn.functional.mish", "torch.nn.functional.elu",
+    "torch.tanh", "torch.sigmoid", "torch.exp", "torch.relu", "torch.tril", "torch.triu", "torch.abs",
+    "torch.sqrt", "torch.rsqrt", "torch.square", "torch.clamp", "torch.masked_fill", "torch.dropout",
+    "torch.nan_to_num", "torch.sign", "torch.log",
+    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
+    "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.relu", "jax.nn.silu", "jax.nn.sigmoid",
+    "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.tril", "jax.numpy.triu",
+    "jax.numpy.abs", "jax.numpy.log", "jax.numpy.square", "jax.lax.rsqrt",
+]
+
+FUNCTIONS = {
+    **{name: preserve for name in _PRESERVING},
+    "torch.transpose": as_method("transpose"), "torch.swapaxes": as_method("transpose"),
+    "torch.swapdims": as_method("transpose"), "torch.permute": as_method("permute"),
+    "torch.t": as_method("t"), "torch.reshape": _reshape,
+    "torch.unsqueeze": as_method("unsqueeze"), "torch.squeeze": as_method("squeeze"),
+    "torch.flatten": as_method("flatten"), "torch.split": as_method("split"), "torch.chunk": as_method("chunk"),
+    "torch.broadcast_to": as_method("broadcast_to"),
+    "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
+    "torch.logsumexp": as_method("logsumexp"),
+    "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
+    "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),
+    "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),
+    "torch.stack": _join("stack"), "numpy.stack": _join("stack"), "jax.numpy.stack": _join("stack"),
+    "numpy.swapaxes": _swapaxes, "jax.numpy.swapaxes": _swapaxes,
+    "numpy.transpose": _numpy_transpose, "jax.numpy.transpose": _numpy_transpose,
+    "numpy.reshape": _reshape, "jax.numpy.reshape": _reshape,
+    "numpy.expand_dims": _expand_dims, "jax.numpy.expand_dims": _expand_dims,
+    "numpy.shape": _size_of, "jax.numpy.shape": _size_of,
+    "einops.rearrange": _einops("rearrange"), "einops.repeat": _einops("repeat"), "einops.reduce": _einops("reduce"),
+    "jax.random.normal": _jax_random, "jax.random.uniform": _jax_random,
+}
+
+for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy")):
+    for _name in ("empty", "zeros", "ones", "randn", "rand"):
+        FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework)
+    for _name in ("empty_like", "zeros_like", "ones_like", "randn_like", "rand_like", "full_like"):
+        FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
+    FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
+FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)

@@ -1,0 +1,292 @@
+"""Shape transfer of tensor methods: `x.transpose(1, 2)`, `x.view(B, T, nh, -1)`, `x.split(n, 2)`...
+
+Each function takes (evaluator, receiver fact, CallArgs) and returns the result fact; arguments
+are always evaluated so nested call sites are recorded.
+"""
+
+from __future__ import annotations
+
+from . import shape_ops
+from .evaluator import int_value
+from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact
+
+_DTYPE_METHODS = {
+    "float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
+    "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8",
+}
+
+
+def _axes(args, start: int = 0) -> list[int] | None:
+    """Literal int axes, given either as varargs or as one tuple/list."""
+    import libcst as cst
+
+    nodes = args.positional[start:]
+    if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
+        nodes = [e.value for e in nodes[0].elements]
+    values = [int_value(n) for n in nodes]
+    return None if None in values else values
+
+
+def _eval_all(evaluator, args) -> None:
+    for value in [*args.positional, *args.keywords.values()]:
+        evaluator.eval(value)
+
+
+def _dim_args(evaluator, args, start: int = 0):
+    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown."""
+    import libcst as cst
+
+    nodes = args.positional[start:]
+    if len(nodes) == 1 and not isinstance(nodes[0], (cst.Integer, cst.UnaryOperation)):
+        single = nodes[0]
+        if isinstance(single, (cst.Tuple, cst.List)):
+            nodes = [e.value for e in single.elements]
+        else:
+            fact = evaluator.eval(single)
+            if type(fact) is SequenceFact and all(type(i) is DimFact for i in fact.items):
+                return [i.dim for i in fact.items]
+            if type(fact) is DimFact:
+                return [fact.dim]
+            return None
+    dims = []
+    for node in nodes:
+        if int_value(node) == -1:
+            dims.append(None)
+            continue
+        dim = evaluator.dim_of(node)
+        if dim is None:
+            return None
+        dims.append(dim)
+    return dims
+
+
+def _same(evaluator, receiver, args):
+    _eval_all(evaluator, args)
+    return receiver.with_shape(receiver.shape)
+
+
+def _transpose(evaluator, receiver, args):
+    if receiver.framework in ("numpy", "jax"):
+        return _numpy_transpose(evaluator, receiver, args)  # numpy/jax: a full permutation
+    axes = _axes(args)
+    _eval_all(evaluator, args)
+    if receiver.shape is None or axes is None or len(axes) != 2:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.transpose(receiver.shape, *axes))
+
+
+def _t(evaluator, receiver, args):
+    if receiver.shape is None or len(receiver.shape) > 2:
+        return receiver.with_shape(None)
+    return receiver.with_shape(tuple(reversed(receiver.shape)))
+
+
+def _permute(evaluator, receiver, args):
+    axes = _axes(args)
+    _eval_all(evaluator, args)
+    if receiver.shape is None or axes is None:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.permute(receiver.shape, axes))
+
+
+def _numpy_transpose(evaluator, receiver, args):
+    if not args.positional:
+        return receiver.with_shape(None if receiver.shape is None else shape_ops.reverse(receiver.shape))
+    return _permute(evaluator, receiver, args)
+
+
+def _view(evaluator, receiver, args):
+    if len(args.positional) == 1:
+        target = evaluator.eval(args.positional[0]) if not _is_literal_dims(args.positional[0]) else None
+        if type(target) is DTypeFact:
+            return receiver.with_dtype(target.dtype).with_shape(None)  # a bit-cast view
+    dims = _dim_args(evaluator, args)
+    if dims is None:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.reshape(receiver.shape, dims, evaluator.ctx.sizes))
+
+
+def _is_literal_dims(node) -> bool:
+    import libcst as cst
+
+    return isinstance(node, (cst.Tuple, cst.List, cst.Integer, cst.UnaryOperation))
+
+
+def _like(evaluator, receiver, args):
+    other = evaluator.eval(args.get(0))
+    if type(other) is TensorFact:
+        return receiver.with_shape(other.shape)
+    return receiver.with_shape(None)
+
+
+def _unsqueeze(evaluator, receiver, args):
+    axes = _axes(args)
+    if receiver.shape is None or not axes:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))
+
+
+def _squeeze(evaluator, receiver, args):
+    if receiver.shape is None:
+        return receiver
+    if not args.positional and "dim" not in args.keywords:
+        return receiver.with_shape(shape_ops.squeeze(receiver.shape))
+    index = int_value(args.get(0, "dim"))
+    return receiver.with_shape(None if index is None else shape_ops.squeeze(receiver.shape, index))
+
+
+def _expand(evaluator, receiver, args):
+    dims = _dim_args(evaluator, args)
+    if dims is None:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.expand(receiver.shape, dims))
+
+
+def _broadcast_to(evaluator, receiver, args):
+    dims = _dim_args(evaluator, args)
+    return receiver.with_shape(None if dims is None or None in dims else tuple(dims))
+
+
+def _repeat(evaluator, receiver, args):
+    dims = _dim_args(evaluator, args)
+    if dims is None or None in dims:
+        return receiver.with_shape(None)
+    return receiver.with_shape(shape_ops.repeat(receiver.shape, dims))
+
+
+def _split(evaluator, receiver, args):
+    size_node, dim_node = args.get(0, "split_size_or_sections") or args.get(0, "split_size"), args.get(1, "dim")
+    dim = 0 if dim_node is None else int_value(dim_node)
+    if receiver.shape is None or size_node is None or dim is None:
+        _eval_all(evaluator, args)
+        return None
+    sections = _dim_args(evaluator, type(args)([size_node], {}, False))
+    if sections is None or None in sections:
+        return None
+    import libcst as cst
+
+    pieces = shape_ops.split_sizes(
+        receiver.shape, list(sections) if isinstance(size_node, (cst.List, cst.Tuple)) else sections[0],
+        dim, evaluator.ctx.sizes)
+    if pieces is None:
+        return None
+    return SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
+
+
+def _chunk(evaluator, receiver, args):
+    chunks, dim = int_value(args.get(0, "chunks")), args.get(1, "dim")
+    dim = 0 if dim is None else int_value(dim)
+    if receiver.shape is None or chunks is None or dim is None:
+        return None
+    pieces = shape_ops.chunk(receiver.shape, chunks, dim)
+    return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
+
+
+def _size(evaluator, receiver, args):
+    shape = receiver.shape
+    if shape is None or shape_ops.has_group(shape):
+        return None
+    index_node = args.get(0, "dim")
+    if index_node is None:
+        return SequenceFact(tuple(DimFact(d) for d in shape))
+    index = int_value(index_node)
+    position = None if index is None else shape_ops.axis(index, len(shape))
+    return None if position is None else DimFact(shape[position])
+
+
+def _to(evaluator, receiver, args):
+    for value in [*args.positional, *args.keywords.values()]:
+        fact = evaluator.eval(value)
+        if type(fact) is DTypeFact:
+            receiver = receiver.with_dtype(fact.dtype)
+        elif type(fact) is TensorFact and value is args.get(0):
+            receiver = receiver.with_dtype(fact.dtype)
+    return receiver.with_shape(receiver.shape)
+
+
+def _dtype_method(name: str):
+    def convert(evaluator, receiver, args):
+        _eval_all(evaluator, args)
+        return receiver.with_dtype(_DTYPE_METHODS[name]).with_shape(receiver.shape)
+
+    return convert
+
+
+def _type(evaluator, receiver, args):
+    if not args.positional and "dtype" not in args.keywords:
+        return None  # `x.type()` returns a string
+    return _to(evaluator, receiver, args)
+
+
+def _type_as(evaluator, receiver, args):
+    other = evaluator.eval(args.get(0))
+    dtype = other.dtype if type(other) is TensorFact else None
+    return receiver.with_dtype(dtype).with_shape(receiver.shape)
+
+
+def _elementwise_method(evaluator, receiver, args):
+    from .evaluator import elementwise
+
+    other = evaluator.eval(args.get(0)) if args.positional else None
+    for value in [*args.positional[1:], *args.keywords.values()]:
+        evaluator.eval(value)
+    return elementwise(receiver, other, evaluator.ctx.sizes) if other is not None else receiver.with_shape(receiver.shape)
+
+
+def _reduction(evaluator, receiver, args):
+    import libcst as cst
+
+    dim_node = args.get(0, "dim")
+    if dim_node is None:
+        dim_node = args.keywords.get("axis")
+    keepdim_node = args.keywords.get("keepdim") or args.keywords.get("keepdims")
+    keepdim = isinstance(keepdim_node, cst.Name) and keepdim_node.value == "True"
+    if receiver.shape is None:
+        return receiver.with_shape(None)
+    if dim_node is None:
+        return receiver.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
+    axes = _axes(type(args)([dim_node], {}, False))
+    return receiver.with_shape(None if axes is None else shape_ops.reduce(receiver.shape, axes, keepdim))
+
+
+def _flatten(evaluator, receiver, args):
+    start, end = args.get(0, "start_dim"), args.get(1, "end_dim")
+    start = 0 if start is None else int_value(start)
+    end = -1 if end is None else int_value(end)
+    shape = receiver.shape
+    if shape is None or start is None or end is None or shape_ops.has_group(shape):
+        return receiver.with_shape(None)
+    first, last = shape_ops.axis(start, len(shape)), shape_ops.axis(end, len(shape))
+    if first is None or last is None or first > last:
+        return receiver.with_shape(None)
+    merged = shape_ops.product(shape[first: last + 1])
+    return receiver.with_shape(tuple(shape[:first]) + (merged,) + tuple(shape[last + 1:]))
+
+
+def _dim_count(evaluator, receiver, args):
+    return ScalarFact()
+
+
+METHODS = {
+    **{name: _same for name in (
+        "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax",
+        "masked_fill", "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg",
+        "sqrt", "rsqrt", "pow", "clamp", "clamp_", "square", "log", "sin", "cos", "float_power", "mul_",
+        "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
+        "block_until_ready", "round", "sign", "reciprocal", "silu", "gelu", "nan_to_num",
+    )},
+    **{name: _dtype_method(name) for name in _DTYPE_METHODS},
+    **{name: _elementwise_method for name in ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")},
+    **{name: _reduction for name in ("sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp", "norm", "any", "all")},
+    "transpose": _transpose, "swapaxes": _transpose, "swapdims": _transpose, "t": _t,
+    "permute": _permute,
+    "view": _view, "reshape": _view,
+    "view_as": _like, "reshape_as": _like, "expand_as": _like,
+    "unsqueeze": _unsqueeze, "squeeze": _squeeze,
+    "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat,
+    "split": _split, "chunk": _chunk,
+    "size": _size,
+    "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
+    "flatten": _flatten,
+    "dim": _dim_count, "numel": _dim_count, "item": _dim_count,
+}

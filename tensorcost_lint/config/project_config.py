@@ -1,0 +1,308 @@
+"""Project configuration (Contract 2): discovery, validation and CLI overrides.
+
+Found as the nearest `tensorcost.yaml`, or `pyproject.toml` holding `[tool.tensorcost]`, walking up
+from the checked file and stopping at the repository root. The same keys are accepted in both
+forms; unknown keys, wrong types and non-positive sizes are refused with file, key and reason.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from pathlib import Path
+
+from estimator import LIVENESS_POLICIES, EstimatorError, ExecutionPolicy, HardwareEvidence, normalize_dtype
+
+from ..hardware.evidence_files import load_evidence_file, resolve_device
+from .byte_sizes import parse_byte_size
+from .errors import ConfigError
+from .fields import MappingReader
+from .safe_yaml import load_yaml_text, read_text_file
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILENAMES = ("tensorcost.yaml", "pyproject.toml")
+TORCH_EINSUM_MODELS = ("left-to-right", "opt-einsum")
+BROADCAST_POLICIES = ("shared-weights", "strict")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    quadratic_bytes: int = 256 * 2**20
+    intermediate_bytes: int = 16 * 2**30
+    contraction_regret: Decimal = Decimal(4)
+    latency_seconds: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    dims: dict = field(default_factory=dict)
+    cli_dims: dict = field(default_factory=dict)  # --dim: above pragmas, which are above `dims`
+    sequence_dims: tuple[str, ...] = ("seq", "T", "query_pos", "key_pos")
+    default_dtype: str = "float32"
+    broadcast_policy: str = "shared-weights"
+    budgets: Budgets = Budgets()
+    hardware_id: str = "h100-sxm"
+    evidence_files: tuple[str, ...] = ()
+    traffic_boundary: str = "hbm-to-compute"
+    execution: ExecutionPolicy = ExecutionPolicy()
+    torch_einsum: str = "left-to-right"
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    source: str = "(defaults)"  # the file this came from, for messages
+    root: str | None = None  # directory of the config file: relative paths resolve from here
+    devices: dict = field(default_factory=dict, compare=False)  # id -> HardwareEvidence (user files)
+
+    @property
+    def hardware(self) -> HardwareEvidence:
+        return resolve_device(self.hardware_id, self.devices, self.source, "hardware")
+
+    def fingerprint(self) -> str:
+        """Every field that can change a finding, as text (for the result cache key)."""
+        parts = [repr(sorted(self.dims.items())), repr(sorted(self.cli_dims.items()))]
+        parts += [repr(getattr(self, name)) for name in (
+            "sequence_dims", "default_dtype", "broadcast_policy", "budgets", "hardware_id", "traffic_boundary",
+            "execution", "torch_einsum", "select", "extend_select", "ignore")]
+        parts += [repr(self.hardware)]
+        return "\n".join(parts)
+
+
+def _codes(reader: MappingReader, key: str) -> tuple[str, ...]:
+    values = reader.sequence(key)
+    codes = []
+    for index, value in enumerate(values):
+        if not isinstance(value, str) or not value.strip() or not value.strip().isalnum():
+            raise reader.error(f"{key}[{index}]", f"expected a rule code or prefix like TCL4, got {value!r}")
+        codes.append(value.strip().upper())
+    return tuple(codes)
+
+
+def _dims(reader: MappingReader) -> dict[str, int]:
+    dims_reader = reader.mapping("dims")
+    if dims_reader is None:
+        return {}
+    dims = {}
+    for name in list(dims_reader.value):
+        if not name.isidentifier():
+            raise dims_reader.error(name, "a dim name must be an identifier")
+        dims[name] = dims_reader.integer(name, required=True)
+    dims_reader.finish()
+    return dims
+
+
+def _budgets(reader: MappingReader) -> Budgets:
+    budgets_reader = reader.mapping("budgets")
+    if budgets_reader is None:
+        return Budgets()
+    values = {}
+    for key in ("quadratic_bytes", "intermediate_bytes"):
+        if budgets_reader.has(key):
+            try:
+                values[key] = parse_byte_size(budgets_reader.raw(key))
+            except ValueError as error:
+                raise budgets_reader.error(key, str(error)) from None
+    if budgets_reader.has("contraction_regret"):
+        values["contraction_regret"] = budgets_reader.check_number(
+            "contraction_regret", budgets_reader.raw("contraction_regret"))
+        if values["contraction_regret"] < 1:
+            raise budgets_reader.error("contraction_regret", "must be at least 1 (a ratio to the optimum)")
+    if budgets_reader.has("latency_seconds"):
+        raw = budgets_reader.raw("latency_seconds")
+        values["latency_seconds"] = None if raw is None else budgets_reader.check_number("latency_seconds", raw)
+    budgets_reader.finish()
+    return Budgets(**values)
+
+
+def _execution(reader: MappingReader) -> ExecutionPolicy:
+    execution_reader = reader.mapping("execution")
+    if execution_reader is None:
+        return ExecutionPolicy()
+    count = execution_reader.integer("count", 1)
+    liveness = execution_reader.choice("liveness", LIVENESS_POLICIES, "serial-reuse")
+    default_copies = {"serial-reuse": 1, "not-retained": 0, "all-executions-live": count}[liveness]
+    copies = execution_reader.integer("retained_copies", default_copies, minimum=0)
+    execution_reader.finish()
+    try:
+        return ExecutionPolicy(count, liveness, copies)
+    except EstimatorError as error:
+        raise execution_reader.error(error.field.rpartition(".")[2], f"{error.trap}: {error.reason}") from None
+
+
+def parse_config(document: object, source: str, root: Path | None) -> ProjectConfig:
+    """Validate one config mapping (the YAML document or the `[tool.tensorcost]` table)."""
+    if document is None:
+        document = {}
+    reader = MappingReader(document, source)
+    dims = _dims(reader)
+    sequence_dims = reader.sequence("sequence_dims") if reader.has("sequence_dims") else None
+    if sequence_dims is not None:
+        for index, name in enumerate(sequence_dims):
+            if not isinstance(name, str) or not name.isidentifier():
+                raise reader.error(f"sequence_dims[{index}]", f"expected a dim name, got {name!r}")
+    default_dtype = reader.text("default_dtype", "float32")
+    try:
+        default_dtype = normalize_dtype(default_dtype, "default_dtype").name
+    except EstimatorError as error:
+        raise reader.error("default_dtype", error.reason) from None
+    broadcast_policy = reader.choice("broadcast_policy", BROADCAST_POLICIES, "shared-weights")
+    budgets = _budgets(reader)
+    hardware_id = reader.text("hardware", "h100-sxm")
+    evidence_files = []
+    devices: dict[str, HardwareEvidence] = {}
+    for index, entry in enumerate(reader.sequence("evidence")):
+        if not isinstance(entry, str) or not entry.strip():
+            raise reader.error(f"evidence[{index}]", f"expected a file path, got {entry!r}")
+        path = Path(entry)
+        if not path.is_absolute() and root is not None:
+            path = root / path  # relative to the config file, never to the working directory
+        devices.update(load_evidence_file(path, str(path)))
+        evidence_files.append(str(path))
+    traffic_boundary = reader.text("traffic_boundary", "hbm-to-compute")
+    execution = _execution(reader)
+    frameworks = reader.mapping("frameworks")
+    torch_einsum = "left-to-right"
+    if frameworks is not None:
+        torch_einsum = frameworks.choice("torch_einsum", TORCH_EINSUM_MODELS, "left-to-right")
+        frameworks.finish()
+    exclude = reader.sequence("exclude")
+    for index, pattern in enumerate(exclude):
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise reader.error(f"exclude[{index}]", f"expected a glob pattern, got {pattern!r}")
+    config = ProjectConfig(
+        dims=dims,
+        sequence_dims=tuple(sequence_dims) if sequence_dims is not None else ProjectConfig.sequence_dims,
+        default_dtype=default_dtype,
+        broadcast_policy=broadcast_policy,
+        budgets=budgets,
+        hardware_id=hardware_id,
+        evidence_files=tuple(evidence_files),
+        traffic_boundary=traffic_boundary,
+        execution=execution,
+        torch_einsum=torch_einsum,
+        select=_codes(reader, "select"),
+        extend_select=_codes(reader, "extend_select"),
+        ignore=_codes(reader, "ignore"),
+        exclude=tuple(exclude),
+        source=source,
+        root=str(root) if root is not None else None,
+        devices=devices,
+    )
+    reader.finish()
+    config.hardware  # an unknown hardware id is a config error now, not a finding later
+    return config
+
+
+def load_config_file(path: Path | str) -> ProjectConfig:
+    path = Path(path)
+    source = str(path)
+    text = read_text_file(path, source)
+    if path.suffix == ".toml":
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(source, "", f"invalid TOML: {error}") from None
+        table = document.get("tool", {}).get("tensorcost")
+        if table is None:
+            raise ConfigError(source, "tool.tensorcost", "no [tool.tensorcost] table in this file")
+        return parse_config(table, source + " [tool.tensorcost]", path.parent.resolve())
+    return parse_config(load_yaml_text(text, source), source, path.parent.resolve())
+
+
+def _holds_tensorcost_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return "[tool.tensorcost" in text
+
+
+def find_config_file(start: Path) -> Path | None:
+    """Nearest config walking up from `start`, stopping at the repository root (a `.git` dir)."""
+    directory = start if start.is_dir() else start.parent
+    directory = directory.resolve()
+    for candidate in (directory, *directory.parents):
+        yaml_file = candidate / "tensorcost.yaml"
+        if yaml_file.is_file():
+            return yaml_file
+        toml_file = candidate / "pyproject.toml"
+        if toml_file.is_file() and _holds_tensorcost_table(toml_file):
+            return toml_file
+        if (candidate / ".git").exists():
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """CLI flags (or flake8/LSP options) that override the file: the highest precedence."""
+
+    config_file: str | None = None
+    dims: tuple[tuple[str, int], ...] = ()
+    hardware: str | None = None
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] | None = None
+
+    def apply(self, config: ProjectConfig) -> ProjectConfig:
+        changes: dict = {}
+        if self.dims:
+            changes["cli_dims"] = {**config.cli_dims, **dict(self.dims)}
+        if self.hardware:
+            resolve_device(self.hardware, config.devices, "--hardware", "--hardware")
+            changes["hardware_id"] = self.hardware
+        if self.select is not None:
+            changes["select"] = self.select
+        if self.extend_select:
+            changes["extend_select"] = config.extend_select + self.extend_select
+        if self.ignore is not None:
+            changes["ignore"] = config.ignore + self.ignore
+        return replace(config, **changes) if changes else config
+
+
+class ConfigResolver:
+    """Finds and caches the config for each checked file (one discovery per directory)."""
+
+    def __init__(self, overrides: Overrides = Overrides()) -> None:
+        self.overrides = overrides
+        self._by_directory: dict[Path, ProjectConfig] = {}
+        self._by_file: dict[Path, ProjectConfig] = {}
+        self._explicit: ProjectConfig | None = None
+        if overrides.config_file:
+            self._explicit = overrides.apply(load_config_file(overrides.config_file))
+
+    def for_path(self, path: Path | str) -> ProjectConfig:
+        if self._explicit is not None:
+            return self._explicit
+        directory = Path(path).resolve()
+        directory = directory if directory.is_dir() else directory.parent
+        if directory not in self._by_directory:
+            found = find_config_file(directory)
+            if found is None:
+                config = self.overrides.apply(ProjectConfig())
+            else:
+                found = found.resolve()
+                if found not in self._by_file:
+                    self._by_file[found] = self.overrides.apply(load_config_file(found))
+                config = self._by_file[found]
+            self._by_directory[directory] = config
+        return self._by_directory[directory]
+
+
+def parse_dim_override(text: str, flag: str = "--dim") -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise ConfigError(flag, text, "expected NAME=SIZE, e.g. seq=8192")
+    try:
+        size = int(value.strip().replace("_", ""))
+    except ValueError:
+        raise ConfigError(flag, text, f"size must be a positive integer, got {value!r}") from None
+    if size <= 0 or size > 2**63 - 1:
+        raise ConfigError(flag, text, f"size must be a positive integer below 2**63, got {value!r}")
+    return name, size

@@ -1,0 +1,106 @@
+"""The one function every front end wraps: `lint_source(text, path, config) -> LintResult`.
+
+Data flows one way: source → analysis (shapes, call sites) → costs → rules → findings. Nothing
+raises out of here: an unexpected error becomes a TCL900 finding for the file, so flake8,
+pre-commit and editors never crash on our account.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .analysis.file_analysis import analyse_source
+from .findings import Finding
+from .rules import ALL_RULES, RuleContext, SiteResult, enabled_codes
+from .site_costs import cost_site, unresolved
+
+SYNTAX_ERROR_CODE = "E999"
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# Files with none of these can hold no call site, shape annotation or pragma: skip the parse.
+_CANDIDATE = re.compile(
+    r"@|matmul|einsum|\bmm\(|bmm|\bdot|linear|Linear|attention|dot_general|tensorcost|\[\s*(?:torch\.)?"
+    r"(?:Tensor|Array|ndarray)|TensorType"
+)
+
+
+@dataclass
+class LintResult:
+    path: str
+    findings: list = field(default_factory=list)
+    sites: list = field(default_factory=list)  # SiteResult
+    sizes: dict = field(default_factory=dict)
+    skipped: bool = False  # the prefilter found nothing to analyse
+
+
+def _noqa_codes(line: str):
+    """None if the line has no noqa; an empty set for a bare `# noqa` (silences everything)."""
+    if "noqa" not in line.lower():
+        return None
+    match = _NOQA.search(line)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    return set() if not codes else {c.upper() for c in re.split(r"[,\s]+", codes) if c}
+
+
+def apply_noqa(findings: list, lines: list[str]) -> list:
+    kept = []
+    for finding in findings:
+        text = lines[finding.line - 1] if 0 < finding.line <= len(lines) else ""
+        codes = _noqa_codes(text)
+        if codes is not None and (not codes or any(finding.code.startswith(c) for c in codes)):
+            continue
+        kept.append(finding)
+    return kept
+
+
+def _internal_error(path: str, error: BaseException) -> Finding:
+    if isinstance(error, RecursionError):
+        message = "internal error: the file is nested too deeply to analyse (recursion limit)"
+    else:
+        frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+        message = f"internal error: {type(error).__name__}: {error}{where}; please report it"
+    return Finding(path, 1, 1, "TCL900", "error", " ".join(message.split())[:500])
+
+
+def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True) -> LintResult:
+    result = LintResult(path)
+    codes = enabled_codes(config.select, config.extend_select, config.ignore)
+    if prefilter and not _CANDIDATE.search(text):
+        result.skipped = True
+        return result
+    try:
+        analysis = analyse_source(text, path, config, config.cli_dims)
+    except cst.ParserSyntaxError as error:
+        result.findings.append(Finding(path, error.raw_line, error.raw_column + 1, SYNTAX_ERROR_CODE, "error",
+                                       f"SyntaxError: {error.message}"))
+        return result
+    except Exception as error:  # noqa: BLE001 - the host linter must never crash
+        if "TCL900" in codes:
+            result.findings.append(_internal_error(path, error))
+        return result
+    result.sizes = analysis.sizes
+    for site in analysis.sites:
+        try:
+            cost = cost_site(site, analysis.sizes, config)
+        except Exception as error:  # noqa: BLE001
+            cost = unresolved(f"internal error while costing: {type(error).__name__}: {error}")
+        result.sites.append(SiteResult(site, cost))
+    context = RuleContext(path, config, analysis.sizes, result.sites, analysis.diagnostics)
+    for rule in ALL_RULES:
+        if rule.code not in codes:
+            continue
+        try:
+            result.findings.extend(rule.check(context))
+        except Exception as error:  # noqa: BLE001
+            if "TCL900" in codes:
+                result.findings.append(_internal_error(path, error))
+    if noqa and result.findings:
+        result.findings = apply_noqa(result.findings, text.splitlines())
+    result.findings.sort(key=Finding.sort_key)
+    return result
