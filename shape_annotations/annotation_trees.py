@@ -110,7 +110,8 @@ class _Interpreter:
         if last in _WRAPPERS and items:
             return self.annotation(items[0], depth + 1)
         if last == "TensorType":
-            return [torchtyping_annotation(items, self.resolve)]
+            candidate = torchtyping_annotation(items, self.resolve)
+            return [] if candidate is None else [candidate]
         spec = dtype_spec_for_class(name)
         if spec is not None and len(items) == 2:
             return self._jaxtyping(spec, items[0], items[1], depth, strict=True)

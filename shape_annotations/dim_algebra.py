@@ -59,7 +59,7 @@ def _combine(op: str, left: DimExpr, right: DimExpr) -> DimExpr:
             left, right, lc, rc = right, left, rc, lc
         if rc == 0:
             return left
-        if rc is not None and type(left) is BinOp and left.op in "+-" and type(left.right) is Const:
+        if rc is not None and type(left) is BinOp and left.op in ("+", "-") and type(left.right) is Const:
             inner = left.right.value if left.op == "+" else -left.right.value
             return _offset(left.left, inner + rc)
         if rc is not None and rc < 0:

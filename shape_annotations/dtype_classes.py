@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from estimator.dtypes import DTYPES
+from estimator.dtypes import DTYPES, lookup_dtype
 
 # jaxtyping's dtype strings per family (jaxtyping/_array_types.py); order does not matter.
 _BOOLS = ("bool",)
@@ -60,13 +60,19 @@ class DTypeSpec:
         return None
 
     def resolve(self, default: str) -> str | None:
-        """The exact dtype, else `default` when it belongs to the family, else None."""
+        """The exact dtype, else `default` when it belongs to the family, else None.
+
+        `default` may be any spelling the estimator knows (`fp32`, `torch.float32`); the answer is
+        its canonical name.
+        """
         if self.exact is not None:
             return self.exact
         if self.unmodelled is not None or self.family is None:
             return None
+        known = lookup_dtype(default)
+        name = known.name if known is not None else default
         members = FAMILY_MEMBERS[self.family]
-        return default if members is None or default in members else None
+        return name if members is None or name in members else None
 
     def intersect(self, other: DTypeSpec | None) -> DTypeSpec | None:
         """Both constraints at once (nested annotations); None when no dtype satisfies both."""

@@ -136,7 +136,7 @@ def _parse_body(comment: str, i: int, *, strict: bool, keyword: bool) -> Comment
 def _trailing(comment: str, j: int, end: int, keyword: bool) -> None:
     """Text after the last shape: only punctuation, unless a `shape` keyword vouched for it."""
     rest = comment[j:].strip()
-    if all(ch in ".;:!" for ch in rest):
+    if all(ch in ".;:!" for ch in rest) or rest.startswith("#"):  # `# (B, T)  # noqa: E501`
         return
     if keyword and j > end:  # `# shape: (B, T, C)  after attention`
         return

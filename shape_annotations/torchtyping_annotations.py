@@ -37,8 +37,12 @@ class LocatedError(Exception):
         self.string = string
 
 
-def torchtyping_annotation(items: tuple[ANode, ...], resolve: Callable[[ANode], ANode]) -> TensorAnnotation:
-    """`resolve` follows module-level aliases (a dim name held in a constant, say)."""
+def torchtyping_annotation(items: tuple[ANode, ...], resolve: Callable[[ANode], ANode]) -> TensorAnnotation | None:
+    """`resolve` follows module-level aliases (a dim name held in a constant, say).
+
+    None when an item is a slice we cannot read (it may be a fixed or a variadic dim, so not even
+    the rank is known); any other unreadable item is one Unknown dim, keeping the rank right.
+    """
     dims: list[ShapeDim | Variadic] = []
     dtype: DTypeSpec | None = None
     for raw in items:
@@ -47,7 +51,12 @@ def torchtyping_annotation(items: tuple[ANode, ...], resolve: Callable[[ANode], 
         if type(item) is AString:
             dim = ShapeDim(_string_dim(item))
         elif type(item) is AOther:
-            dim = _other_dim(item.text.strip())
+            text = item.text.strip()
+            dim = _other_dim(text)
+            if dim is None:
+                if ":" in text:
+                    return None
+                dim = ShapeDim(Unknown(text or "_"))
         elif type(item) is AName:
             if item.dotted in ("Ellipsis", "..."):
                 dim = Variadic(None)

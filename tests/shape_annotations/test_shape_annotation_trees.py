@@ -194,6 +194,10 @@ def test_torchtyping():
     anon = ASubscript(AName("TensorType"), (AOther("..."), AString("d", 0), AName("int")))
     (candidate,) = interpret_annotation(anon, {}).candidates
     assert render_shape(candidate.shape) == "... d" and candidate.dtype.exact == "int64"
+    unreadable_slice = ASubscript(AName("TensorType"), (AOther(":"), AString("c", 0)))
+    assert interpret_annotation(unreadable_slice, {}).candidates == ()
+    (candidate,) = interpret_annotation(ASubscript(AName("TensorType"), (AOther(""), AString("c", 0))), {}).candidates
+    assert candidate.shape.fixed_rank == 2  # an unreadable item is still one dim
     bad = interpret_annotation(ASubscript(AName("TensorType"), (AString("a b", 4),)), {})
     assert isinstance(bad.error, ShapeError) and bad.error_string == AString("a b", 4)
 

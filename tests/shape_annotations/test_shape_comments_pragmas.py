@@ -47,6 +47,7 @@ def rendered(comment: str):
         ("# shape: (B, T, C) after the projection", ["B", "T", "C"]),
         ("# (B, T, C).", ["B", "T", "C"]),
         ("  #  (B, T)  ", ["B", "T"]),
+        ("# (B, T)  # noqa: E501", ["B", "T"]),
     ],
 )
 def test_shape_comments(comment, dims):

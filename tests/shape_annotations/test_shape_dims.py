@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shape_annotations import (
     MAX_DEPTH,
@@ -217,3 +219,41 @@ def test_builders():
         floordiv_dims(d, Const(0))
     assert type(mul_dims(Unknown(), Const(2))) is BinOp  # stays unknown: evaluates to None
     assert evaluate_dim(mul_dims(Unknown(), Const(2)), {}) is None
+
+
+NAMES = ("a", "b", "c")
+small_dims = st.recursive(
+    st.one_of(st.sampled_from(NAMES).map(Sym), st.integers(0, 6).map(Const)),
+    lambda inner: st.builds(BinOp, st.sampled_from(["+", "-", "*", "//"]), inner, inner),
+    max_leaves=7,
+)
+sizes_st = st.fixed_dictionaries({n: st.integers(1, 12) for n in NAMES})
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _value(d, sizes):
+    try:
+        return evaluate_dim(d, sizes)
+    except ShapeError:
+        return "refused"
+
+
+@FAST
+@given(small_dims, sizes_st)
+def test_simplify_keeps_the_value_and_is_idempotent(d, sizes):
+    simplified = simplify_dim(d)
+    assert simplify_dim(simplified) == simplified
+    before = _value(d, sizes)
+    if before != "refused":
+        assert _value(simplified, sizes) == before
+
+
+@FAST
+@given(small_dims, small_dims, sizes_st)
+def test_same_dim_is_never_wrong(x, y, sizes):
+    verdict = same_dim(x, y, sizes)
+    assert same_dim(y, x, sizes) == verdict
+    vx, vy = _value(x, sizes), _value(y, sizes)
+    if verdict is not None and "refused" not in (vx, vy):
+        assert (vx == vy) is verdict
+    assert same_dim(x, x, sizes) is True

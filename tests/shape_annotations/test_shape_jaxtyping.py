@@ -202,6 +202,7 @@ def test_dtype_classes(name, exact, family):
 def test_dtype_resolution_and_unmodelled_dtypes():
     assert DTYPE_CLASSES["Float"].resolve("float32") == "float32"
     assert DTYPE_CLASSES["Float"].resolve("int32") is None
+    assert DTYPE_CLASSES["Float"].resolve("bf16") == "bfloat16"
     assert DTYPE_CLASSES["BFloat16"].resolve("float32") == "bfloat16"
     assert DTYPE_CLASSES["Shaped"].resolve("float16") == "float16"
     assert DTYPE_CLASSES["Real"].resolve("int8") == "int8"
