@@ -187,7 +187,7 @@ def _nested(
         index = outer.variadic_index
         offset = _token_offset(outer, index)
         raise LocatedError(
-            ShapeError("cannot use variadic specifiers (`*name` or `...`) in both the outer and inner annotation", offset),
+            ShapeError("cannot use variadic specifiers (`*name` or `...`) in both outer and inner annotation", offset),
             string,
         )
     if outer_dtype is None:

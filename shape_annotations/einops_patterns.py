@@ -36,22 +36,26 @@ __all__ = [
 Lengths = Mapping[str, "DimExpr | int"]
 
 
-def rearrange_shape(pattern: str | EinopsPattern, input_shape: tuple[DimExpr, ...], axis_lengths: Lengths) -> tuple[DimExpr, ...]:
+Shape = tuple[DimExpr, ...]
+
+
+def rearrange_shape(pattern: str | EinopsPattern, input_shape: Shape, axis_lengths: Lengths) -> Shape:
     return _transform("rearrange", pattern, input_shape, axis_lengths)
 
 
-def repeat_shape(pattern: str | EinopsPattern, input_shape: tuple[DimExpr, ...], axis_lengths: Lengths) -> tuple[DimExpr, ...]:
+def repeat_shape(pattern: str | EinopsPattern, input_shape: Shape, axis_lengths: Lengths) -> Shape:
     return _transform("repeat", pattern, input_shape, axis_lengths)
 
 
-def reduce_shape(pattern: str | EinopsPattern, input_shape: tuple[DimExpr, ...], axis_lengths: Lengths) -> tuple[DimExpr, ...]:
+def reduce_shape(pattern: str | EinopsPattern, input_shape: Shape, axis_lengths: Lengths) -> Shape:
     return _transform("reduce", pattern, input_shape, axis_lengths)
 
 
-def _transform(op: str, pattern: str | EinopsPattern, shape: tuple[DimExpr, ...], lengths_in: Lengths) -> tuple[DimExpr, ...]:
+def _transform(op: str, pattern: str | EinopsPattern, shape: Shape, lengths_in: Lengths) -> Shape:
     parsed = pattern if type(pattern) is EinopsPattern else parse_einops_pattern(pattern)  # type: ignore[arg-type]
     if len(parsed.inputs) != 1:
-        raise ShapeError(f"{op} takes one input axis-list, the pattern has {len(parsed.inputs)}", _comma(parsed))
+        count = len(parsed.inputs)
+        raise ShapeError(f"{op} takes one input axis-list, the pattern has {count}", _comma(parsed))
     left, right = parsed.inputs[0], parsed.output
     left_at = parsed.input_offsets[0] if parsed.input_offsets else ()
     right_at = parsed.output_offsets
@@ -60,13 +64,18 @@ def _transform(op: str, pattern: str | EinopsPattern, shape: tuple[DimExpr, ...]
     used = set(names_of(left)) | set(names_of(right))
     for name in lengths:
         if name not in used:
-            raise ShapeError(f"axis {name!r} is given a length but is not used in the pattern", 0, len(parsed.text) or 1)
+            raise ShapeError(
+                f"axis {name!r} is given a length but is not used in the pattern", 0, len(parsed.text) or 1
+            )
     bound, ellipsis_dims = _bind_input(left, left_at, tuple(shape), lengths, parsed.text)
     if op == "repeat":
         for name in names_of(right):
             if name not in bound:
                 if name not in lengths:
-                    raise ShapeError(f"repeat needs a size for new axis {name!r} (pass {name}=...)", _offset_of(right, right_at, name))
+                    raise ShapeError(
+                        f"repeat needs a size for new axis {name!r} (pass {name}=...)",
+                        _offset_of(right, right_at, name),
+                    )
                 bound[name] = lengths[name]
     return _output(right, bound, ellipsis_dims)
 
@@ -83,7 +92,14 @@ def _offset_of(items: AxisList, offsets: tuple[int, ...], name: str) -> int:
     return 0
 
 
-def _validate(op: str, parsed: EinopsPattern, left: AxisList, right: AxisList, left_at: tuple[int, ...], right_at: tuple[int, ...]) -> None:
+def _validate(
+    op: str,
+    parsed: EinopsPattern,
+    left: AxisList,
+    right: AxisList,
+    left_at: tuple[int, ...],
+    right_at: tuple[int, ...],
+) -> None:
     for items, offsets in ((left, left_at), (right, right_at)):
         seen: set[str] = set()
         for name in names_of(items):
@@ -112,13 +128,15 @@ def _validate(op: str, parsed: EinopsPattern, left: AxisList, right: AxisList, l
             raise ShapeError("repeat allows no anonymous axes other than 1 on the input side", left_at[big_left[0]])
         extra = left_names - right_names | ({ELLIPSIS} if has_ellipsis(left) and not has_ellipsis(right) else set())
         if extra:
-            raise ShapeError(f"identifiers on the input side of repeat but not the output: {', '.join(sorted(extra))}", arrow, 2)
+            names = ", ".join(sorted(extra))
+            raise ShapeError(f"identifiers on the input side of repeat but not the output: {names}", arrow, 2)
     else:
         if big_right:
             raise ShapeError("reduce allows no anonymous axes other than 1 on the output side", right_at[big_right[0]])
         extra = right_names - left_names
         if extra:
-            raise ShapeError(f"identifiers on the output side of reduce but not the input: {', '.join(sorted(extra))}", arrow, 2)
+            names = ", ".join(sorted(extra))
+            raise ShapeError(f"identifiers on the output side of reduce but not the input: {names}", arrow, 2)
 
 
 def _non_unitary(item: AxisItem) -> bool:
@@ -150,7 +168,9 @@ def _bind_input(
     return bound, ellipsis_dims
 
 
-def _bind_group(members: tuple, dim: DimExpr, at: int, bound: dict[str, DimExpr], lengths: dict[str, DimExpr]) -> None:
+def _bind_group(
+    members: tuple, dim: DimExpr, at: int, bound: dict[str, DimExpr], lengths: dict[str, DimExpr]
+) -> None:
     known: list[DimExpr] = []
     unknown: list[str] = []
     for member in members:
@@ -179,7 +199,10 @@ def _bind_group(members: tuple, dim: DimExpr, at: int, bound: dict[str, DimExpr]
     try:
         bound[name] = floordiv_dims(dim, product)
     except ShapeError:
-        raise ShapeError(f"shape mismatch: cannot divide axis of length {render_dim(dim)} into chunks of {render_dim(product)}", at) from None
+        raise ShapeError(
+            f"shape mismatch: cannot divide axis of length {render_dim(dim)} into chunks of {render_dim(product)}",
+            at,
+        ) from None
 
 
 def _output(right: AxisList, bound: dict[str, DimExpr], ellipsis_dims: tuple[DimExpr, ...]) -> tuple[DimExpr, ...]:
@@ -209,7 +232,9 @@ def einops_einsum_axes(pattern: str, n_operands: int) -> tuple[tuple[tuple[str, 
     """
     parsed = parse_einops_pattern(pattern)
     if len(parsed.inputs) != n_operands:
-        raise ShapeError(f"pattern has {len(parsed.inputs)} inputs for {n_operands} operands", 0, max(1, pattern.find("->")))
+        raise ShapeError(
+            f"pattern has {len(parsed.inputs)} inputs for {n_operands} operands", 0, max(1, pattern.find("->"))
+        )
     inputs: list[tuple[str, ...]] = []
     for items, offsets in zip(parsed.inputs, parsed.input_offsets):
         inputs.append(_einsum_names(items, offsets))

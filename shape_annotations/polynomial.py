@@ -29,13 +29,19 @@ MAX_DEGREE = 256
 Monomial = tuple[tuple[str, int], ...]  # (atom, exponent) pairs sorted by atom
 
 
+def _is_expression(atom: str) -> bool:
+    """Opaque expression atoms are rendered `//` divisions; every other atom is a dim name, even
+    one that is not an identifier (a caller's `Sym("*batch")` or `Sym("cfg.n_embd")`)."""
+    return "//" in atom
+
+
 @lru_cache(maxsize=1024)
 def _atom_expr(atom: str) -> DimExpr:
     return parse_dim_expr(atom, allow_unknown=False)
 
 
 def _atom_names(atom: str) -> tuple[str, ...]:
-    if atom.isidentifier():
+    if not _is_expression(atom):
         return (atom,)
     return tuple(sorted(free_names(_atom_expr(atom))))
 
@@ -73,7 +79,7 @@ class Polynomial:
     def atom(cls, name: str) -> Polynomial:
         if type(name) is not str or not name.strip():
             raise ShapeError(f"not a dimension atom: {name!r}")
-        if not name.isidentifier():
+        if _is_expression(name):
             _atom_expr(name)  # an opaque atom must be an expression we can evaluate later
         return cls._make({((name, 1),): 1}, (name,))
 
@@ -232,7 +238,7 @@ class Polynomial:
             raise ShapeError(f"unbound dims: {', '.join(missing)} (in {self.render()})")
         values: dict[str, int] = {}
         for atom in self.atoms():
-            if atom.isidentifier():
+            if not _is_expression(atom):
                 values[atom] = sizes[atom]
             else:
                 value = evaluate_dim(_atom_expr(atom), sizes)
@@ -256,7 +262,7 @@ class Polynomial:
         """
         if not self.terms:
             return None
-        if any(not a.isidentifier() and name in _atom_names(a) for a in self.atoms()):
+        if any(_is_expression(a) and name in _atom_names(a) for a in self.atoms()):
             return None
         degrees = {dict(m).get(name, 0) for m, _ in self.terms}
         if len(degrees) != 1:
@@ -318,7 +324,7 @@ class Polynomial:
         for mono, coeff in self._ordered_terms(canonical):
             term: DimExpr | None = None
             for atom, exp in self._ordered_atoms(mono, canonical):
-                factor = Sym(atom) if atom.isidentifier() else _atom_expr(atom)
+                factor = _atom_expr(atom) if _is_expression(atom) else Sym(atom)
                 for _ in range(exp):
                     term = factor if term is None else BinOp("*", term, factor)
             magnitude = abs(coeff)

@@ -65,6 +65,16 @@ def test_opaque_atoms():
     assert P.from_dims((Sym("a"), Unknown())) is None
 
 
+def test_any_sym_name_is_an_atom():
+    # the lint layer may carry variadics or attributes as names; they are atoms, never parsed
+    p = P.from_dim(Sym("*batch")) * P.from_dim(Sym("cfg.n_embd")) * 2
+    assert p.atoms() == ("*batch", "cfg.n_embd")
+    assert p.evaluate({"*batch": 3, "cfg.n_embd": 4}) == 24
+    assert p.render() == "2*(*batch)*(cfg.n_embd)"
+    with pytest.raises(ShapeError):
+        P.atom("a//")
+
+
 def test_evaluate_names_unbound_dims_and_refuses_overflow():
     flops = attention_scores_flops()
     with pytest.raises(ShapeError, match="unbound dims: seq, d_head"):
