@@ -16,7 +16,7 @@ from .network import Network
 from .orders import ContractionOrder, order_cost, tree_path
 
 EXHAUSTIVE_LIMIT = 6  # 945 orders at 6 operands, 10395 at 7: past that a list stops being readable
-EXACT_LIMIT = 16  # 3**16/2 subset splits; beyond it the DP takes minutes and greedy is what runs
+EXACT_LIMIT = 15  # 3**n/2 splits: ~1.3 s at 15 operands, ~4 s at 16 on one core; beyond, greedy runs
 MINIMIZE = ("flops", "size")
 
 
@@ -82,18 +82,23 @@ class _Subsets:
             self.kept[subset] = union[subset] & (union[self.full ^ subset] | network.output_mask)
         for index, mask in enumerate(self.inputs):
             self.kept[1 << index] = mask  # an input holds all its labels, summed-only ones too
-        self._sizes: dict[int, int] = {}
+        # Element counts by table lookup, one 8-label chunk at a time: the DP asks for the size of
+        # a fresh label mask at nearly every split, and a per-bit loop there dominated its time.
+        self._chunks = []
+        for start in range(0, len(self.label_sizes), 8):
+            sizes = self.label_sizes[start : start + 8]
+            table = [1] * 256
+            for byte in range(1, 256):
+                low = byte & -byte
+                table[byte] = table[byte ^ low] * sizes[low.bit_length() - 1] if low.bit_length() <= len(sizes) else 0
+            self._chunks.append(table)
         self.elements = [self.size(mask) for mask in self.kept]
 
     def size(self, mask: int) -> int:
-        found = self._sizes.get(mask)
-        if found is None:
-            found, rest = 1, mask
-            while rest:
-                low = rest & -rest
-                found *= self.label_sizes[low.bit_length() - 1]
-                rest ^= low
-            self._sizes[mask] = found
+        found = 1
+        for table in self._chunks:
+            found *= table[mask & 255]
+            mask >>= 8
         return found
 
     def splits(self, subset: int) -> Iterator[tuple[int, int]]:
@@ -120,31 +125,39 @@ def _bottleneck(subsets: _Subsets) -> int:
 def _cheapest_tree(subsets: _Subsets, limit: int | None):
     """Min FLOPs (then min largest intermediate) over trees whose every step output is <= limit."""
     n, kept, elements, size = subsets.n, subsets.kept, subsets.elements, subsets.size
-    unreachable = None
-    cost: list[int | None] = [unreachable] * (1 << n)
+    chunks = subsets._chunks
+    single = chunks[0] if len(chunks) == 1 else None
+    unreachable = float("inf")  # compares with exact ints without converting them
+    cost: list = [unreachable] * (1 << n)
     largest = [0] * (1 << n)
     split = [0] * (1 << n)
     for index in range(n):
         cost[1 << index] = 0
-    for subset in range(1, subsets.full + 1):
+    # The loop below is the whole search (3**n / 2 splits): kept inline, without a generator.
+    for subset in range(3, subsets.full + 1):
         if subset & (subset - 1) == 0 or (limit is not None and elements[subset] > limit):
             continue
-        best, best_largest, best_split, out = None, 0, 0, kept[subset]
-        for a, b in subsets.splits(subset):
-            cost_a, cost_b = cost[a], cost[b]
-            if cost_a is None or cost_b is None:
-                continue
-            below = cost_a + cost_b
-            if best is not None and below >= best:  # a step costs at least 1
+        best, best_largest, best_split, out = unreachable, 0, 0, kept[subset]
+        floor = elements[subset]  # every split's step touches at least the result's indices
+        low = subset & -subset
+        rest = subset ^ low
+        part = rest
+        while part:
+            part = (part - 1) & rest
+            a = low | part
+            b = subset ^ a
+            below = cost[a] + cost[b] + floor
+            if below > best:
                 continue
             both = kept[a] | kept[b]
-            total = below + size(both) * (2 if both & ~out else 1)
-            big = max(largest[a], largest[b])
-            if best is None or total < best or (total == best and big < best_largest):
+            step = single[both] if single is not None else size(both)
+            total = below - floor + (step + step if both & ~out else step)
+            big = largest[a] if largest[a] > largest[b] else largest[b]
+            if total < best or (total == best and big < best_largest):
                 best, best_largest, best_split = total, big, a
-        if best is not None:
+        if best != unreachable:
             cost[subset], largest[subset], split[subset] = best, max(best_largest, elements[subset]), best_split
-    if cost[subsets.full] is None:
+    if cost[subsets.full] == unreachable:
         return None
 
     def build(subset: int):
