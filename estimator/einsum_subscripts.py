@@ -19,6 +19,10 @@ MAX_SUBSCRIPT_LENGTH = 1024
 _ELLIPSIS_LABELS = tuple(chr(code) for code in range(0x3B1, 0x3B1 + 24))
 
 
+def _literal_one(dim) -> bool:
+    return dim == 1
+
+
 def exact_compare(a: Hashable, b: Hashable) -> bool:
     return a == b
 
@@ -120,7 +124,10 @@ def parse_subscripts(text: str, ranks: Sequence[int]) -> EinsumSpec:
     return EinsumSpec(tuple(expanded), output, text)
 
 
-def bind_labels(spec: EinsumSpec, shapes: Sequence[Sequence[Hashable]], compare: Compare = exact_compare):
+def bind_labels(
+    spec: EinsumSpec, shapes: Sequence[Sequence[Hashable]], compare: Compare = exact_compare, is_one=None,
+    describe=str,
+):
     """Bind each label to its operand dim. Returns (sizes, broadcasts, undecided).
 
     `broadcasts` lists (label, dim, other_dim) where one side is the literal 1 and the other is
@@ -128,6 +135,8 @@ def bind_labels(spec: EinsumSpec, shapes: Sequence[Sequence[Hashable]], compare:
     A label bound to two dims known to differ is refused; undecidable pairs keep the first binding
     and are reported in `undecided`.
     """
+    if is_one is None:
+        is_one = _literal_one
     sizes: dict[str, Hashable] = {}
     broadcasts: list[tuple[str, Hashable, Hashable]] = []
     undecided: list[tuple[str, Hashable, Hashable]] = []
@@ -140,9 +149,9 @@ def bind_labels(spec: EinsumSpec, shapes: Sequence[Sequence[Hashable]], compare:
             verdict = compare(bound, dim)
             if verdict:
                 continue
-            if bound == 1 or dim == 1:
+            if is_one(bound) or is_one(dim):
                 broadcasts.append((label, bound, dim))
-                if bound == 1:
+                if is_one(bound):
                     sizes[label] = dim
                 continue
             if verdict is None:
@@ -151,6 +160,6 @@ def bind_labels(spec: EinsumSpec, shapes: Sequence[Sequence[Hashable]], compare:
             shown = label if label.isalpha() and label.isascii() else "..."
             raise EinsumError(
                 "subscripts",
-                f"index {shown!r} is bound to {bound} and to {dim} (operand {operand}, dim {position})",
+                f"index {shown!r} is bound to {describe(bound)} and to {describe(dim)} (operand {operand}, dim {position})",
             )
     return sizes, broadcasts, undecided

@@ -45,11 +45,17 @@ class MatmulShapes:
 _BATCH_LABELS = "abcdefghijlopqrstuvwxyz"
 
 
-def _fmt(shape: Sequence) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"
+def _fmt(shape: Sequence, describe=str) -> str:
+    return "[" + ", ".join(describe(d) for d in shape) + "]"
 
 
-def analyse_matmul(lhs: Sequence, rhs: Sequence, compare: Compare = exact_compare) -> MatmulShapes:
+def is_literal_one(dim) -> bool:
+    return dim == 1
+
+
+def analyse_matmul(
+    lhs: Sequence, rhs: Sequence, compare: Compare = exact_compare, is_one=is_literal_one, describe=str
+) -> MatmulShapes:
     """Shapes of `lhs @ rhs`; raises ContractionMismatch for what torch.matmul would reject."""
     lhs, rhs = tuple(lhs), tuple(rhs)
     if not lhs or not rhs:
@@ -64,35 +70,42 @@ def analyse_matmul(lhs: Sequence, rhs: Sequence, compare: Compare = exact_compar
     if verdict is False:
         raise ContractionMismatch(
             "shape",
-            f"lhs {_fmt(lhs)} contracts dim {k_lhs} against rhs {_fmt(rhs)} dim {k_rhs}",
+            f"lhs {_fmt(lhs, describe)} contracts dim {describe(k_lhs)} against rhs {_fmt(rhs, describe)} "
+            f"dim {describe(k_rhs)}",
         )
     if verdict is None:
         undecided.append(("contracted dim", k_lhs, k_rhs))
     lhs_batch = () if lhs_vector else lhs[:-2]
     rhs_batch = () if rhs_vector else rhs[:-2]
-    batch, broadcast, batch_undecided = broadcast_batch(lhs_batch, rhs_batch, compare, lhs, rhs)
+    batch, broadcast, batch_undecided = broadcast_batch(lhs_batch, rhs_batch, compare, lhs, rhs, is_one, describe)
     undecided.extend(batch_undecided)
     output = batch + (() if m is None else (m,)) + (() if n is None else (n,))
     return MatmulShapes(lhs_batch, rhs_batch, batch, m, k_lhs, n, output, broadcast, tuple(undecided))
 
 
-def broadcast_batch(lhs_batch: tuple, rhs_batch: tuple, compare: Compare, lhs=(), rhs=()):
-    """Broadcast two batch shapes; returns (batch, kind, undecided)."""
+def broadcast_batch(
+    lhs_batch: tuple, rhs_batch: tuple, compare: Compare, lhs=(), rhs=(), is_one=is_literal_one, describe=str
+):
+    """Broadcast two batch shapes; returns (batch, kind, undecided). `is_one` recognises a size-1
+    dim in the caller's representation (an int 1, or a symbolic constant 1)."""
     if not lhs_batch or not rhs_batch:
         kind = SAME_BATCH if lhs_batch == rhs_batch else SHARED_OPERAND
         return lhs_batch or rhs_batch, kind, []
     kind = SAME_BATCH if len(lhs_batch) == len(rhs_batch) else RANK_MISMATCH
     undecided = []
     width = max(len(lhs_batch), len(rhs_batch))
-    padded_l = (1,) * (width - len(lhs_batch)) + lhs_batch
-    padded_r = (1,) * (width - len(rhs_batch)) + rhs_batch
+    padded_l = (None,) * (width - len(lhs_batch)) + lhs_batch
+    padded_r = (None,) * (width - len(rhs_batch)) + rhs_batch
     batch = []
     for a, b in zip(padded_l, padded_r):
+        if a is None or b is None:  # a missing leading dim broadcasts like a 1
+            batch.append(b if a is None else a)
+            continue
         verdict = compare(a, b)
         if verdict:
             batch.append(a)
-        elif a == 1 or b == 1:
-            batch.append(b if a == 1 else a)
+        elif is_one(a) or is_one(b):
+            batch.append(b if is_one(a) else a)
             if kind == SAME_BATCH:
                 kind = SIZE_ONE
         elif verdict is None:
@@ -100,7 +113,9 @@ def broadcast_batch(lhs_batch: tuple, rhs_batch: tuple, compare: Compare, lhs=()
             batch.append(a)
         else:
             raise ContractionMismatch(
-                "shape", f"batch dims {a} and {b} of {_fmt(lhs)} and {_fmt(rhs)} cannot broadcast"
+                "shape",
+                f"batch dims {describe(a)} and {describe(b)} of {_fmt(lhs, describe)} and {_fmt(rhs, describe)} "
+                "cannot broadcast",
             )
     return tuple(batch), kind, undecided
 

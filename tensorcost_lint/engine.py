@@ -20,10 +20,12 @@ from .site_costs import cost_site, unresolved
 
 SYNTAX_ERROR_CODE = "E999"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-# Files with none of these can hold no call site, shape annotation or pragma: skip the parse.
+# A file with none of these can raise no finding: no call site (TCL1xx-5xx), no shape annotation,
+# shape comment, einops pattern or pragma (TCL001/TCL002). Such files skip the parse entirely.
 _CANDIDATE = re.compile(
-    r"@|matmul|einsum|\bmm\(|bmm|\bdot|linear|Linear|attention|dot_general|tensorcost|\[\s*(?:torch\.)?"
-    r"(?:Tensor|Array|ndarray)|TensorType"
+    r"@|matmul|einsum|\bmm\(|bmm|\bdot|linear|Linear|attention|dot_general|tensorcost|einops"
+    r"|\[\s*(?:torch\.|jax\.|jnp\.|np\.|numpy\.)?(?:Tensor|Array|ndarray)|TensorType"
+    r"|#\s*(?:shape\s*:|[(\[]\s*\w)"
 )
 
 

@@ -114,8 +114,8 @@ def cost_site(site: CallSite, sizes: dict, config) -> SiteCost:
     if shapes.failed:
         return unresolved(shapes.problems[0].message)
     bound_shapes, missing = [], []
-    for operand in site.operands:
-        bound, absent = _bind(operand.shape, sizes)
+    for shape in shapes.operands:
+        bound, absent = _bind(shape, sizes)
         bound_shapes.append(bound)
         missing.extend(n for n in absent if n not in missing)
     if missing:

@@ -234,7 +234,11 @@ class Evaluator:
         if value is not None:
             return Const(value) if value >= 1 else None
         fact = self.eval(node)
-        return fact.dim if type(fact) is DimFact else None
+        if type(fact) is DimFact:
+            return fact.dim
+        if fact is None and isinstance(node, cst.Name):
+            return Sym(node.value)  # an int we know nothing about, named by its variable: `n_head`
+        return None
 
 
 def elementwise(left, right, sizes):

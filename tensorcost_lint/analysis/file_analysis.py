@@ -16,7 +16,10 @@ from shape_annotations import ShapeError, merge_dim_bindings, parse_pragma
 
 from .annotations import facts_from_annotation, single_fact, to_tree
 from .context import Diagnostic, FileContext, FileFlags
+from shape_annotations import Sym
+
 from .evaluator import SelfFact
+from .facts import DimFact
 from .function_flow import FunctionFlow
 from .imports import build_import_table, dotted_name
 
@@ -112,7 +115,11 @@ def _parameters(ctx: FileContext, node: cst.FunctionDef, env: dict, self_fact) -
             env[name] = self_fact
             continue
         if param.annotation is not None:
-            env[name] = single_fact(facts_from_annotation(param.annotation.annotation, ctx))
+            annotation = param.annotation.annotation
+            if isinstance(annotation, cst.Name) and annotation.value == "int":
+                env[name] = DimFact(Sym(name))  # `n_head: int` is the dim n_head
+            else:
+                env[name] = single_fact(facts_from_annotation(annotation, ctx))
         else:
             env.pop(name, None)
     for star in (params.star_arg, params.star_kwarg):

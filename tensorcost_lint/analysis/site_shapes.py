@@ -33,6 +33,7 @@ class SiteShapes:
     problems: tuple[ShapeProblem, ...] = ()
     undecided: tuple = ()
     attention: bool = False  # a fused attention call (two matmuls, no materialized scores)
+    operands: tuple = ()  # operand shapes as the labels describe them (a linear weight transposed)
 
     @property
     def summed(self) -> bool:
@@ -49,6 +50,10 @@ def shape_text(shape) -> str:
 
 def _compare(sizes):
     return lambda a, b: same_dim(a, b, sizes)
+
+
+def is_one(dim) -> bool:
+    return dim == Const(1)
 
 
 def _broadcast_problem(kind: str, lhs, rhs, lhs_batch, rhs_batch) -> ShapeProblem | None:
@@ -72,7 +77,7 @@ def model_matmul(lhs: tuple, rhs: tuple, sizes, *, strict_broadcast: bool = Fals
     if not lhs or not rhs:
         return SiteShapes(problems=(ShapeProblem("TCL101", "matmul of a 0-D (scalar) operand"),))
     try:
-        shapes = analyse_matmul(lhs, rhs, _compare(sizes))
+        shapes = analyse_matmul(lhs, rhs, _compare(sizes), is_one, render_dim)
     except ContractionMismatch as error:
         return SiteShapes(problems=(ShapeProblem("TCL101", f"matmul contraction mismatch: {error.reason}"),))
     if variant == "bmm" and shapes.broadcast != SAME_BATCH:
@@ -95,7 +100,7 @@ def model_matmul(lhs: tuple, rhs: tuple, sizes, *, strict_broadcast: bool = Fals
             if label not in dims or dims[label] == Const(1):
                 dims[label] = dim
     return SiteShapes((lhs_labels, rhs_labels), out_labels, dims, shapes.output, shapes.broadcast,
-                      tuple(problems), shapes.undecided)
+                      tuple(problems), shapes.undecided, operands=(tuple(lhs), tuple(rhs)))
 
 
 def model_linear(x: tuple, weight: tuple, sizes) -> SiteShapes:
@@ -121,7 +126,7 @@ def model_dot(lhs: tuple, rhs: tuple, sizes) -> SiteShapes:
 def model_einsum(subscripts: str, shapes: list, sizes) -> SiteShapes:
     try:
         spec = parse_subscripts(subscripts, [len(s) for s in shapes])
-        dims, broadcasts, undecided = bind_labels(spec, shapes, _compare(sizes))
+        dims, broadcasts, undecided = bind_labels(spec, shapes, _compare(sizes), is_one, render_dim)
     except EinsumError as error:
         return SiteShapes(problems=(ShapeProblem("TCL102", f"einsum contract error: {error.reason}"),))
     problems = []
@@ -133,7 +138,8 @@ def model_einsum(subscripts: str, shapes: list, sizes) -> SiteShapes:
             f"and {render_dim(b)} in another; expand explicitly",
         ))
     output_shape = tuple(dims[label] for label in spec.output)
-    return SiteShapes(spec.inputs, spec.output, dims, output_shape, SAME_BATCH, tuple(problems), tuple(undecided))
+    return SiteShapes(spec.inputs, spec.output, dims, output_shape, SAME_BATCH, tuple(problems), tuple(undecided),
+                      operands=tuple(tuple(s) for s in shapes))
 
 
 def model_named_einsum(operand_axes, output_axes, shapes: list, sizes, pattern: str) -> SiteShapes:
@@ -157,7 +163,8 @@ def model_named_einsum(operand_axes, output_axes, shapes: list, sizes, pattern: 
             for p in shapes_model.problems
         )
         return SiteShapes(shapes_model.inputs, shapes_model.output, shapes_model.dims,
-                          shapes_model.output_shape, shapes_model.broadcast, problems, shapes_model.undecided)
+                          shapes_model.output_shape, shapes_model.broadcast, problems, shapes_model.undecided,
+                          operands=shapes_model.operands)
     return shapes_model
 
 
@@ -209,4 +216,4 @@ def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) 
     problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", "attention shape mismatch"))
                      if p.code == "TCL102" else p for p in model.problems)
     return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
-                      problems, model.undecided, attention=True)
+                      problems, model.undecided, attention=True, operands=model.operands)

@@ -1,0 +1,50 @@
+"""Rule pages, ruff-style, generated from each rule's own fields: one source for `explain`, SARIF
+help text and the README's rule table."""
+
+from __future__ import annotations
+
+from . import ALL_RULES, RULES_BY_CODE
+
+
+def _indent(code: str) -> str:
+    return "\n".join(("    " + line) if line else "" for line in code.splitlines())
+
+
+def rule_page(code: str) -> str | None:
+    rule = RULES_BY_CODE.get(code.upper())
+    if rule is None:
+        return None
+    enabled = "on by default" if rule.default_enabled else "off by default (enable with `--select` or `extend_select`)"
+    parts = [
+        f"# {rule.name} ({rule.code})",
+        "",
+        f"{rule.summary}. Severity: {rule.severity}; {enabled}.",
+        "",
+        "## What it does",
+        rule.what_it_does,
+        "",
+        "## Why is this bad?",
+        rule.why_bad,
+        "",
+        "## Example",
+        "```python",
+        rule.example,
+        "```",
+        "",
+        "## Use instead",
+        "```python",
+        rule.use_instead,
+        "```",
+    ]
+    if rule.known_problems:
+        parts += ["", "## Known problems", rule.known_problems]
+    if rule.options:
+        parts += ["", "## Options", rule.options]
+    return "\n".join(parts) + "\n"
+
+
+def rule_table() -> str:
+    lines = ["| code | name | default | summary |", "|---|---|---|---|"]
+    for rule in ALL_RULES:
+        lines.append(f"| {rule.code} | {rule.name} | {'on' if rule.default_enabled else 'off'} | {rule.summary} |")
+    return "\n".join(lines) + "\n"
