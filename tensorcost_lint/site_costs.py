@@ -7,7 +7,7 @@ multi-operand einsum is costed along the path its framework really executes, ste
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from estimator import (
@@ -159,11 +159,12 @@ def _common(config):
                 hardware=config.hardware)
 
 
-def _finish(plan, site: CallSite, flops_poly, bytes_poly, **extra) -> SiteCost:
+def _finish(plan, site: CallSite, flops_poly, bytes_poly, operand_shapes=None, **extra) -> SiteCost:
+    """`operand_shapes` as the user's operands hold them (the plan may use another layout)."""
     result = estimate(plan)
     return SiteCost(
         resolved=True,
-        operand_shapes=tuple(t.shape for t in _plan_inputs(plan)),
+        operand_shapes=operand_shapes or tuple(t.shape for t in _plan_inputs(plan)),
         operand_dtypes=tuple(t.dtype.name for t in _plan_inputs(plan)),
         output_shape=plan.output.shape,
         output_dtype=plan.output.dtype.name,
@@ -220,6 +221,7 @@ def _product(values) -> int:
 
 
 def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> SiteCost:
+    given = tuple(tuple(s) for s in shapes)
     query, key, value = shapes
     layout = "bshd" if site.framework == "jax" else "bhsd"
     if layout == "bshd":
@@ -238,7 +240,9 @@ def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation
     first, second = _polynomial(scores, 2), _polynomial(weighted, 2)
     flops_poly = None if first is None or second is None else first + second
     bytes_poly = _bytes_polynomial([model.dims[label] for label in model.output], output_dtype)
-    return _finish(plan, site, flops_poly, bytes_poly)
+    result = _finish(plan, site, flops_poly, bytes_poly, operand_shapes=given)
+    # in both layouts the output is the query's shape with the value's head dim
+    return replace(result, output_shape=given[0][:-1] + given[2][-1:])
 
 
 def _as_rank4(shape):
