@@ -80,7 +80,7 @@ def parse_memory_limit(text: str | None, itemsize: int) -> int | None:
 
 
 def _path_text(path) -> str:
-    return "[" + ", ".join("(" + ", ".join(str(i) for i in step) + ")" for step in path) + "]"
+    return "[" + ", ".join(str(tuple(step)) for step in path) + "]"
 
 
 def _elements_text(count: int, itemsize: int) -> str:

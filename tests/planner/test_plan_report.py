@@ -79,3 +79,25 @@ def test_refusals_propagate():
         plan_report("ij,jk->ik", [(2, 3), (4, 5)])
     with pytest.raises(CountOverflow):
         plan_report("ab,cd->abcd", [(2**20, 2**20), (2**20, 2**20)])
+
+
+def test_beyond_the_exact_limit_greedy_runs_and_says_so():
+    from estimator.planner import EXACT_LIMIT, SearchLimit, build_network, optimal_order
+
+    n = EXACT_LIMIT + 2
+    subscripts = ",".join(f"{chr(97 + i)}{chr(98 + i)}" for i in range(n)) + f"->a{chr(97 + n)}"
+    shapes = [(3 + i % 4, 3 + (i + 1) % 4) for i in range(n)]
+    report = plan_report(subscripts, shapes)
+    assert report["search"]["method"] == "greedy"
+    assert "exact search runs up to" in report["search"]["description"]
+    assert "greedy" in report["orders"][report["optimal"]]["chosen_by"]
+    with pytest.raises(SearchLimit):
+        optimal_order(build_network(subscripts, shapes))
+
+
+def test_scalars_ellipsis_and_single_operands():
+    assert plan_report("ij,->ij", [(2, 3), ()])["orders"][0]["flops"] == 6
+    ellipsis = plan_report("...ij,...jk", [(8, 2, 3), (3, 4)])
+    assert ellipsis["orders"][0]["steps"][0]["output_shape"] == [8, 2, 4]
+    single = plan_report("ij->i", [(3, 4)])
+    assert single["orders"][0]["path"] == [[0]] and single["frameworks"]["numpy"]["flops"] == 12
