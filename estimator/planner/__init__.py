@@ -8,7 +8,14 @@ np/torch/jnp/opt_einsum run), `report` (Contract 5's JSON).
 """
 
 from .exact_search import EXACT_LIMIT, EXHAUSTIVE_LIMIT, SearchLimit, all_orders, enumerate_orders, optimal_order
-from .frameworks import FRAMEWORKS, FrameworkExecution, fix_argument, framework_execution
+from .frameworks import (
+    FRAMEWORKS,
+    ContractionRegret,
+    FrameworkExecution,
+    contraction_regret,
+    fix_argument,
+    framework_execution,
+)
 from .network import Network, build_network, network_from_dims
 from .orders import (
     ContractionOrder,

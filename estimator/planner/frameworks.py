@@ -19,12 +19,13 @@ as opt_einsum counts it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..errors import EinsumError
 from . import numpy_paths, opt_einsum_paths
 from .network import Network
 from .orders import ContractionOrder, Path, normalize_path, order_cost, single_loop_order
-from .strategies import STRATEGIES
+from .strategies import STRATEGIES, best_order
 
 FRAMEWORKS = ("numpy", "torch", "jax", "opt_einsum", "as-written")
 TORCH_STRATEGIES = ("left-to-right", "opt-einsum")
@@ -160,3 +161,27 @@ def fix_argument(framework: str, path: Path) -> str:
     if framework == "torch":
         return f"opt_einsum.contract(..., optimize=[{steps}]) or reorder the operands"
     return f"contract in the order {list(path)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ContractionRegret:
+    """What TCL403 reports: the executed order against the best one, and how to get the best."""
+
+    executed: FrameworkExecution
+    best: ContractionOrder
+    ratio: Fraction  # executed FLOPs / best FLOPs, exact (compare with budgets.contraction_regret)
+    fix: str
+
+
+def contraction_regret(
+    framework: str, network: Network, *, optimize=None, torch_strategy: str = "left-to-right"
+) -> ContractionRegret:
+    """The executed order's FLOPs over the best order's (exact DP while affordable, else greedy)."""
+    executed = framework_execution(framework, network, optimize=optimize, torch_strategy=torch_strategy)
+    best = best_order(network)
+    fix = fix_argument(framework, best.path)
+    if framework == "numpy" and network.operand_count <= numpy_paths.NUMPY_OPTIMAL_LIMIT:
+        # numpy's own exhaustive search is the friendlier fix when it finds an equally cheap order
+        if order_cost(network, numpy_paths.einsum_path(network, "optimal")[0]).flops == best.flops:
+            fix = "optimize='optimal'"
+    return ContractionRegret(executed, best, Fraction(executed.flops, best.flops), fix)

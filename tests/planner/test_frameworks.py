@@ -120,3 +120,17 @@ def test_fix_arguments_spell_the_path_per_framework():
 def test_naive_flops_matches_numpy_single_loop_print():
     network = build_network(*CHAIN)
     assert naive_flops(network) == 3 * 1000 * 1000 * 64 * 10
+
+
+def test_regret_gives_tcl403_both_costs_the_ratio_and_a_fix():
+    from fractions import Fraction
+
+    from estimator.planner import contraction_regret
+
+    network = build_network(*CHAIN)
+    regret = contraction_regret("torch", network)
+    assert (regret.executed.flops, regret.best.flops) == (129280000, 21280000)
+    assert regret.ratio == Fraction(129280000, 21280000)
+    assert "(1, 2), (0, 1)" in regret.fix
+    assert contraction_regret("numpy", network).fix == "optimize='optimal'"
+    assert contraction_regret("jax", network).ratio == 1
