@@ -70,6 +70,21 @@ def _internal_error(path: str, error: BaseException) -> Finding:
     return Finding(path, 1, 1, "TCL900", "error", " ".join(message.split())[:500])
 
 
+def _syntax_error(path: str, text: str, error) -> Finding:
+    """Python's own wording and position where it has one (`'(' was never closed`), else LibCST's."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as python_error:
+        return Finding(path, python_error.lineno or 1, python_error.offset or 1, SYNTAX_ERROR_CODE, "error",
+                       f"SyntaxError: {python_error.msg}")
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return Finding(path, error.raw_line, error.raw_column + 1, SYNTAX_ERROR_CODE, "error",
+                   f"SyntaxError: {error.message}")
+
+
 def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True) -> LintResult:
     result = LintResult(path)
     codes = enabled_codes(config.select, config.extend_select, config.ignore)
@@ -79,8 +94,7 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
     try:
         analysis = analyse_source(text, path, config, config.cli_dims)
     except cst.ParserSyntaxError as error:
-        result.findings.append(Finding(path, error.raw_line, error.raw_column + 1, SYNTAX_ERROR_CODE, "error",
-                                       f"SyntaxError: {error.message}"))
+        result.findings.append(_syntax_error(path, text, error))
         return result
     except Exception as error:  # noqa: BLE001 - the host linter must never crash
         if "TCL900" in codes:

@@ -18,6 +18,7 @@ from shape_annotations import (
     ASubscript,
     AUnion,
     Sym,
+    UnsupportedShape,
     Variadic,
     interpret_annotation,
 )
@@ -25,7 +26,9 @@ from shape_annotations import (
 from .facts import ANNOTATION, TensorFact
 from .imports import dotted_name
 
+
 _STRING_PREFIX_CHARS = "rRbBuUfF"
+
 
 def string_literal(node: cst.SimpleString) -> tuple[str, int] | None:
     """(contents, offset of the contents within the token) of a string literal, decoded without
@@ -47,6 +50,7 @@ def string_literal(node: cst.SimpleString) -> tuple[str, int] | None:
             return None
     return contents, prefix_length + len(quote)
 
+
 def to_tree(node: cst.BaseExpression, ctx, depth: int = 0):
     """Plain annotation tree; AString offsets are the 1-based column of the string contents."""
     if depth > 32:
@@ -64,8 +68,8 @@ def to_tree(node: cst.BaseExpression, ctx, depth: int = 0):
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 items.append(to_tree(element.slice.value, ctx, depth + 1))
-            else:
-                items.append(AOther(":"))
+            else:  # torchtyping's `"batch": 10` is a slice; its text is what the grammar reads
+                items.append(AOther(ctx.module.code_for_node(element.slice).strip()))
         return ASubscript(value, tuple(items))
     if isinstance(node, cst.SimpleString):
         literal = string_literal(node)
@@ -85,7 +89,10 @@ def to_tree(node: cst.BaseExpression, ctx, depth: int = 0):
             tree = to_tree(side, ctx, depth + 1)
             options.extend(tree.options if type(tree) is AUnion else (tree,))
         return AUnion(tuple(options))
+    if isinstance(node, (cst.Integer, cst.UnaryOperation)):
+        return AOther(ctx.module.code_for_node(node).strip())  # torchtyping's TensorType[3, 4]
     return AOther("")
+
 
 def _dims_from_parsed(parsed, sizes) -> tuple:
     dims = []
@@ -99,6 +106,7 @@ def _dims_from_parsed(parsed, sizes) -> tuple:
             dims.append(item.expr)
     return tuple(dims)
 
+
 def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | None:
     """Candidate tensor facts of an annotation, or None if it is not a tensor annotation.
     A bad shape string becomes a TCL001 diagnostic at its exact column."""
@@ -108,7 +116,9 @@ def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | N
         line, _, _, _ = ctx.position(node)
         column = result.error_string.start_offset if result.error_string is not None else ctx.position(node)[1]
         offset = result.error.offset or 0
-        ctx.diagnose("TCL001", (line, column + offset), f"cannot parse shape annotation: {result.error.message}")
+        what = ("shape annotation cannot be read statically" if isinstance(result.error, UnsupportedShape)
+                else "cannot parse shape annotation")
+        ctx.diagnose("TCL001", (line, column + offset), f"{what}: {result.error.message}")
         return None
     if not result.candidates:
         return None
@@ -117,6 +127,7 @@ def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | N
         dtype = candidate.dtype.resolve(ctx.default_dtype) if candidate.dtype is not None else None
         facts.append(TensorFact(_dims_from_parsed(candidate.shape, ctx.sizes), dtype, ANNOTATION, _framework(candidate.array_type)))
     return facts
+
 
 def _framework(array_type: str) -> str | None:
     last = array_type.rsplit(".", 1)[-1]
@@ -127,6 +138,7 @@ def _framework(array_type: str) -> str | None:
     if last == "ndarray" or array_type.startswith(("np", "numpy")):
         return "numpy"
     return None
+
 
 def single_fact(facts: list[TensorFact] | None) -> TensorFact | None:
     """One fact for a value: several candidate ranks (a Union) keep only what they share."""
