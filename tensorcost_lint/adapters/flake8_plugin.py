@@ -15,13 +15,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import __version__
 from ..config.errors import ConfigError
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..engine import SYNTAX_ERROR_CODE, lint_source
 from ..rules import ALL_RULES
+from .config_problems import CONFIG_ERROR_CODE, config_error_message
 
-CONFIG_ERROR_CODE = "TCL900"
 DEFAULT_OFF_CODES = tuple(rule.code for rule in ALL_RULES if not rule.default_enabled)
 
 
@@ -36,6 +38,14 @@ def _flatten(values) -> list[str]:
     for value in values:
         flat.extend(_flatten(value))
     return flat
+
+
+def with_default_off_codes(config):
+    """The project's selection plus the default-off codes it does not ignore: flake8 hides those
+    by default (extend_default_ignore) and shows them when the user selects them in flake8."""
+    extra = tuple(code for code in DEFAULT_OFF_CODES
+                  if not any(ignored == "ALL" or code.startswith(ignored) for ignored in config.ignore))
+    return replace(config, extend_select=config.extend_select + extra) if extra else config
 
 
 class TensorCostChecker:
@@ -78,7 +88,6 @@ class TensorCostChecker:
             config_file=options.tensorcost_config or None,
             dims=dims,
             hardware=options.tensorcost_hardware or None,
-            extend_select=DEFAULT_OFF_CODES,
         )
 
     @classmethod
@@ -86,14 +95,14 @@ class TensorCostChecker:
         if cls._option_error is not None:
             raise cls._option_error
         if cls._resolver is None:
-            cls._resolver = ConfigResolver(cls._overrides or Overrides(extend_select=DEFAULT_OFF_CODES))
-        return cls._resolver.for_path(filename)
+            cls._resolver = ConfigResolver(cls._overrides or Overrides())
+        return with_default_off_codes(cls._resolver.for_path(filename))
 
     def run(self):
         try:
             config = self._config_for(self.filename)
         except ConfigError as error:
-            yield 1, 0, f"{CONFIG_ERROR_CODE} tensorcost config error: {error}; no tensorcost check ran", type(self)
+            yield 1, 0, f"{CONFIG_ERROR_CODE} {config_error_message(error)}", type(self)
             return
         result = lint_source("".join(self.lines), self.filename, config, noqa=False)
         for finding in result.findings:
