@@ -1,0 +1,38 @@
+"""The optional libraries measurement and plotting need, imported only when a command runs.
+
+A missing one is a usage error (one line, exit 2) that names what to install, never a traceback:
+`tensorcost check` users never installed numpy, and should not learn that from a stack trace.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..config.errors import ConfigError
+
+# library -> what to install for it
+INSTALL_HINTS = {
+    "numpy": "pip install 'tensorcost[measure]'",
+    "opt_einsum": "pip install 'tensorcost[measure]'",
+    "torch": "pip install torch (see pytorch.org for a CUDA build)",
+    "jax": "pip install jax",
+    "matplotlib": "pip install 'tensorcost[plot]'",
+}
+
+
+def require(library: str, command: str, why: str = ""):
+    """Import `library` or raise a ConfigError naming the extra that provides it."""
+    try:
+        return importlib.import_module(library)
+    except ImportError:
+        hint = INSTALL_HINTS.get(library, f"pip install {library}")
+        purpose = f" ({why})" if why else ""
+        raise ConfigError(f"tensorcost {command}", library, f"not installed{purpose}; install it: {hint}") from None
+
+
+def available(library: str) -> bool:
+    try:
+        importlib.import_module(library)
+    except ImportError:
+        return False
+    return True
