@@ -47,6 +47,7 @@ SHAPE_PRESERVING_MODULES = frozenset({
     "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "LlamaRMSNorm", "GELU", "ReLU", "SiLU", "Tanh",
     "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Mish", "LeakyReLU", "ELU", "Hardswish", "SELU",
     "Softplus", "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish",
+    "HookPoint",  # TransformerLens: an identity module that exposes activations to hooks
 })
 
 

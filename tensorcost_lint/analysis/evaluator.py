@@ -66,6 +66,8 @@ class Evaluator:
 
     # -- dispatch -------------------------------------------------------------------------------
     def eval(self, node):
+        if node is None:
+            return None  # an optional argument the call did not pass
         handler = getattr(self, "_eval_" + type(node).__name__, None)
         if handler is None:
             self.walk(node)
@@ -169,9 +171,9 @@ class Evaluator:
         if receiver is CONFIG:
             return DimFact(Sym(name))
         if type(receiver) is SelfFact:
-            if name in receiver.attributes:
-                return receiver.attributes[name]
-            return CONFIG if name in CONFIG_NAMES else None
+            value = receiver.attributes.get(name)
+            # `self.cfg = Config.unwrap(cfg)`: still the config object, whatever built it
+            return CONFIG if value is None and name in CONFIG_NAMES else value
         if type(receiver) is ModuleFact and receiver.kind == "linear" and name == "weight":
             return TensorFact((receiver.out_dim, receiver.in_dim), receiver.dtype, framework="torch")
         return None
@@ -238,6 +240,9 @@ class Evaluator:
             return fact.dim
         if fact is None and isinstance(node, cst.Name):
             return Sym(node.value)  # an int we know nothing about, named by its variable: `n_head`
+        if fact is None and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.value.value == "self":
+            return Sym(node.attr.value)  # `self.d_mlp` set where we cannot see (a base class)
         return None
 
 

@@ -138,6 +138,7 @@ def _constructor(framework: str, *, like: bool = False, fill: bool = False, vara
         dtype_node = args.keywords.get("dtype")
         dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
         dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
+        default = _DEFAULT_CONSTRUCTOR_DTYPE[framework] if dtype_node is None else None  # dtype=cfg.dtype: unknown
         if like:
             source = evaluator.eval(args.get(0, "input"))
             if type(source) is not TensorFact:
@@ -151,7 +152,7 @@ def _constructor(framework: str, *, like: bool = False, fill: bool = False, vara
             evaluator.eval(value)
         dims = tensor_methods._dim_args(evaluator, type(args)(list(nodes), {}, False))
         shape = None if dims is None or None in dims else tuple(dims)
-        return TensorFact(shape, dtype or _DEFAULT_CONSTRUCTOR_DTYPE[framework], framework=framework)
+        return TensorFact(shape, dtype or default, framework=framework)
 
     return transfer
 

@@ -191,3 +191,20 @@ def test_unresolved_sites_say_why():
     assert "operand 1 has no known shape" in reasons[0]
     assert "unbound dims: m, k, n" in reasons[1]
     assert ProjectConfig().dims == {}
+
+
+def test_optional_arguments_absent_from_a_call_are_not_an_error():
+    source = '''
+        import torch
+        from jaxtyping import Float
+        from torch import Tensor
+
+
+        def route(scores: Float[Tensor, "tokens experts"], w: Float[Tensor, "experts d"]):
+            rows, cols = torch.where(scores > 0)
+            picked = scores.softmax(dim=-1).to()
+            return picked @ w, rows, cols
+    '''
+    result = lint(source, {"dims": {"tokens": 64, "experts": 8, "d": 32}})
+    assert [f.code for f in result.findings] == []
+    assert result.sites[0].cost.flops == 2 * 64 * 8 * 32

@@ -1,0 +1,270 @@
+"""`tensorcost lsp`: the language server (pygls 2.x, stdio).
+
+- Diagnostics on open and save at once, on change after a pause in typing (debounced per
+  document), from `lint_source` and the same config discovery as `tensorcost check`. The config
+  is re-read for every run, so an edited tensorcost.yaml takes effect on the next keystroke.
+- Hover on a matmul/einsum/attention call: its cost ledger (`cost_hover`).
+- Code actions: a finding's `Fix`, as a quick fix (TCL403's `optimize="optimal"`).
+
+Engine positions are 1-based code points; LSP positions are 0-based in the negotiated encoding
+(UTF-16 unless the client offers another), so every position goes through the document's codec.
+This module imports pygls: only `tensorcost lsp` imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..config.errors import ConfigError
+from ..config.project_config import ConfigResolver, Overrides
+from ..engine import SYNTAX_ERROR_CODE, LintResult, lint_source
+from ..formats.sarif import rule_help_uri
+from .config_problems import config_error_finding
+from .cost_hover import hover_markdown, site_at
+
+SOURCE = "tensorcost"
+SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+PYTHON_SUFFIXES = (".py", ".pyi")
+CONFIG_FILENAMES = ("tensorcost.yaml", "pyproject.toml")
+# LSP ends lines at \n, \r\n or \r only (str.splitlines would also split at \f, \x1c, \u2028 ...).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def document_lines(text: str) -> list[str]:
+    return _LINE.findall(text)
+
+
+@dataclass
+class Linted:
+    """One lint of one exact text: what hover and code actions answer from."""
+
+    text: str
+    path: str
+    config: object  # ProjectConfig, or None when the config is broken
+    result: LintResult
+
+
+class TensorCostServer(LanguageServer):
+    def __init__(self, overrides: Overrides = Overrides(), debounce_seconds: float = 0.3) -> None:
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.overrides = overrides
+        self.debounce_seconds = debounce_seconds
+        self.open_documents: set[str] = set()
+        self.linted: dict[str, Linted] = {}
+        self.pending: dict[str, asyncio.Task] = {}
+
+    # -- linting -----------------------------------------------------------------------------
+
+    def lint_text(self, text: str, path: str) -> Linted:
+        """Runs in a worker thread. A fresh resolver each time: config discovery is a few stat
+        calls and one small YAML parse, and it means config edits need no file watching."""
+        try:
+            config = ConfigResolver(self.overrides).for_path(path)
+        except ConfigError as error:
+            return Linted(text, path, None, LintResult(path, [config_error_finding(path, error)]))
+        return Linted(text, path, config, lint_source(text, path, config))
+
+    async def current(self, uri: str) -> Linted:
+        """The lint of the document's text as it is now (linting it if the last run is stale)."""
+        document = self.workspace.get_text_document(uri)
+        text = document.source
+        linted = self.linted.get(uri)
+        if linted is None or linted.text != text:
+            linted = await asyncio.to_thread(self.lint_text, text, document.path)
+            if self.workspace.get_text_document(uri).source == text:
+                self.linted[uri] = linted
+        return linted
+
+    async def lint_and_publish(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        linted = await asyncio.to_thread(self.lint_text, text, document.path)
+        if uri not in self.open_documents or self.workspace.get_text_document(uri).source != text:
+            return  # edited or closed meanwhile: the run scheduled by that event publishes
+        self.linted[uri] = linted
+        lines = document_lines(text)
+        diagnostics = [to_diagnostic(f, lines, document.position_codec) for f in linted.result.findings
+                       if f.code != SYNTAX_ERROR_CODE]  # the editor's Python support reports syntax errors
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint `uri` after `delay` seconds, replacing any run not yet started for it."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[uri] = asyncio.ensure_future(self._after(uri, delay))
+
+    async def _after(self, uri: str, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self.lint_and_publish(uri)
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
+
+    def relint_open_documents(self) -> None:
+        for uri in list(self.open_documents):
+            self.schedule(uri, 0)
+
+    def forget(self, uri: str) -> None:
+        self.open_documents.discard(uri)
+        self.linted.pop(uri, None)
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+
+# -- translation between the engine and the protocol -----------------------------------------
+
+
+def _end_of_line(lines: list[str], line: int) -> int:
+    return len(lines[line].rstrip("\r\n")) if 0 <= line < len(lines) else 0
+
+
+def finding_range(finding, lines, codec) -> types.Range:
+    start = types.Position(line=finding.line - 1, character=finding.column - 1)
+    if finding.end_line is not None and finding.end_column is not None:
+        end = types.Position(line=finding.end_line - 1, character=finding.end_column - 1)
+    else:  # a point finding (TCL001 in an annotation, TCL900): underline to the end of its line
+        end = types.Position(line=start.line, character=max(_end_of_line(lines, start.line), start.character))
+    return codec.range_to_client_units(lines, types.Range(start=start, end=end))
+
+
+def to_diagnostic(finding, lines, codec) -> types.Diagnostic:
+    href = rule_help_uri(finding.code)
+    return types.Diagnostic(
+        range=finding_range(finding, lines, codec),
+        message=finding.message,
+        severity=SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+    )
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(position):
+        return (position.line, position.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def code_actions(uri: str, linted: Linted, lines, codec, wanted: types.Range) -> list[types.CodeAction]:
+    actions = []
+    for finding in linted.result.findings:
+        fix = finding.fix
+        if fix is None:
+            continue
+        diagnostic = to_diagnostic(finding, lines, codec)
+        if not _overlaps(diagnostic.range, wanted):
+            continue
+        edit_range = codec.range_to_client_units(lines, types.Range(
+            start=types.Position(line=fix.line - 1, character=fix.column - 1),
+            end=types.Position(line=fix.end_line - 1, character=fix.end_column - 1)))
+        actions.append(types.CodeAction(
+            title=f"{fix.description} ({finding.code})",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            is_preferred=True,
+            edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=edit_range, new_text=fix.replacement)]}),
+        ))
+    return actions
+
+
+def _wants_markdown(server: LanguageServer) -> bool:
+    hover = getattr(getattr(server.client_capabilities, "text_document", None), "hover", None)
+    formats = getattr(hover, "content_format", None)
+    return not formats or types.MarkupKind.Markdown in formats
+
+
+def _is_python(document) -> bool:
+    return document.language_id == "python" or str(document.path).endswith(PYTHON_SUFFIXES)
+
+
+def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0.3) -> TensorCostServer:
+    server = TensorCostServer(overrides, debounce_seconds)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if _is_python(server.workspace.get_text_document(uri)):
+            server.open_documents.add(uri)
+            server.schedule(uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in server.open_documents:
+            server.schedule(uri, server.debounce_seconds)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in server.open_documents:
+            server.schedule(uri, 0)
+        elif Path(server.workspace.get_text_document(uri).path).name in CONFIG_FILENAMES:
+            server.relint_open_documents()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in server.open_documents:
+            server.forget(uri)
+            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(params: types.DidChangeWatchedFilesParams) -> None:
+        server.relint_open_documents()
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        if uri not in server.open_documents:
+            return None
+        linted = await server.current(uri)
+        if linted.config is None:
+            return None
+        document = server.workspace.get_text_document(uri)
+        lines = document_lines(linted.text)
+        codec = document.position_codec
+        position = codec.position_from_client_units(lines, params.position)
+        site_result = site_at(linted.result.sites, position.line + 1, position.character + 1)
+        if site_result is None:
+            return None
+        site = site_result.site
+        text = hover_markdown(site_result, linted.path, linted.config, linted.result.sizes, linted.result.findings)
+        kind = types.MarkupKind.Markdown if _wants_markdown(server) else types.MarkupKind.PlainText
+        site_range = codec.range_to_client_units(lines, types.Range(
+            start=types.Position(line=site.line - 1, character=site.column - 1),
+            end=types.Position(line=site.end_line - 1, character=site.end_column - 1)))
+        return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=site_range)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        if uri not in server.open_documents:
+            return None
+        linted = await server.current(uri)
+        document = server.workspace.get_text_document(uri)
+        lines = document_lines(linted.text)
+        return code_actions(uri, linted, lines, document.position_codec, params.range) or None
+
+    return server
+
+
+def serve(overrides: Overrides = Overrides(), debounce_seconds: float = 0.3) -> None:
+    build_server(overrides, debounce_seconds).start_io()
