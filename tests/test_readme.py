@@ -1,0 +1,27 @@
+"""README's promises: its two opening commands, and a rule table that matches the rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensorcost_lint.rules.docs import rule_table
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    block = README.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert len(block) == 2
+    assert block[0].endswith("tensorcost check examples/")
+    assert "pip install -q -e ." in block[0]
+    assert block[1].endswith("python -m pytest -n 2") and '".[test]"' in block[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    assert "python -m pytest -n 2" in ci and '".[test]"' in ci
+
+
+def test_rule_table_matches_the_rules():
+    table = README.split("<!-- rule-table", 1)[1].split("-->", 1)[1].split("<!-- end rule-table -->", 1)[0]
+    assert table.strip() == rule_table().strip()
