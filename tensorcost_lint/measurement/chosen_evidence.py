@@ -63,13 +63,29 @@ class EvidenceResolver(ConfigResolver):
         except ConfigError:
             raise ConfigError("--hardware", hardware_id, "unknown hardware id (not shipped, not in --evidence "
                                                          f"and not in {config.source})") from None
-        boundary = self.boundary or config.traffic_boundary
-        known = [b.traffic_boundary for b in device.bandwidth]
-        if self.boundary is None and boundary not in known and len(known) == 1:
-            note = (f"note: {device.id} has bandwidth evidence for {known[0]} only; counting traffic across "
-                    f"{known[0]} instead of {boundary} (from {config.source}); pass --traffic-boundary to choose")
-            if note not in self.notes:
-                self.notes.append(note)
-                print(note, file=sys.stderr)
-            boundary = known[0]
+        boundary = self._boundary(device, config.traffic_boundary, config.source)
         return replace(config, devices=devices, hardware_id=hardware_id, traffic_boundary=boundary)
+
+    def _boundary(self, device, configured: str, source: str) -> str:
+        if self.boundary is not None:
+            return self.boundary
+        known = [b.traffic_boundary for b in device.bandwidth]
+        if configured in known or len(known) != 1:
+            return configured
+        note = (f"note: {device.id} has bandwidth evidence for {known[0]} only; counting traffic across "
+                f"{known[0]} instead of {configured} (from {source}); pass --traffic-boundary to choose")
+        if note not in self.notes:
+            self.notes.append(note)
+            print(note, file=sys.stderr)
+        return known[0]
+
+    def plan_with_evidence(self, plan, source: str):
+        """A plan file carries its own evidence; --hardware/--evidence replace it (and its
+        boundary, as for sites), so one plan can be held against this machine's calibration."""
+        if self.hardware is None:
+            return plan
+        from estimator import TrafficModel
+
+        device = resolve_device(self.hardware, self.extra, "--hardware", "--hardware")
+        boundary = self._boundary(device, plan.traffic.boundary, source)
+        return replace(plan, hardware=device, traffic=TrafficModel(boundary, plan.traffic.owner))

@@ -1,7 +1,7 @@
 """Timing one operation: warm-up, repeats, and the statistics evidence and comparisons need.
 
-Each sample times one call, after `before()` ran outside the timed region (cache eviction in
-`measure`). A sample set is cut short by a time budget, never below `min_repeats`: a slow
+Each sample times one call, after `before()` ran outside the timed region (switching to fresh
+operands, or evicting caches, in `measure`). A sample set is cut short by a time budget, never below `min_repeats`: a slow
 operation gets fewer samples rather than an unbounded run.
 """
 
@@ -48,6 +48,8 @@ def time_calls(call, *, warmup: int = 2, repeats: int = 10, min_repeats: int = 3
     """
     start, stop = clock or _wall_clock()
     for _ in range(warmup):
+        if before is not None:
+            before()
         call()
     samples: list[float] = []
     spent_from = time.perf_counter()
