@@ -36,6 +36,20 @@ class LintResult:
     sites: list = field(default_factory=list)  # SiteResult
     sizes: dict = field(default_factory=dict)
     skipped: bool = False  # the prefilter found nothing to analyse
+    site_records: list | None = None  # JSON site records, when the result came from the cache
+
+    def records(self, config) -> list[dict]:
+        """Contract 6 site records with per-file ids (cached, or made from the analysis)."""
+        if self.site_records is not None:
+            return self.site_records
+        from .formats.site_records import site_record
+
+        return [site_record(s.site.id, self.path, s, config.default_dtype, config.hardware_id) for s in self.sites]
+
+
+def may_have_findings(text: str) -> bool:
+    """The prefilter: False only for files that can raise no finding at all."""
+    return _CANDIDATE.search(text) is not None
 
 
 def _noqa_codes(line: str):
@@ -88,7 +102,7 @@ def _syntax_error(path: str, text: str, error) -> Finding:
 def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True) -> LintResult:
     result = LintResult(path)
     codes = enabled_codes(config.select, config.extend_select, config.ignore)
-    if prefilter and not _CANDIDATE.search(text):
+    if prefilter and not may_have_findings(text):
         result.skipped = True
         return result
     try:

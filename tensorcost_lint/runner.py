@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .engine import LintResult, lint_source
+from .engine import LintResult, lint_source, may_have_findings
 from .files import UnreadableFile, discover, read_source
 from .findings import Finding
 
@@ -20,6 +20,14 @@ class Report:
     @property
     def findings(self) -> list:
         return [f for result in self.results for f in result.findings]
+
+    def numbered_records(self, resolver):
+        """(global id, path, record) for every site in the report, cached or fresh."""
+        number = 0
+        for result in self.results:
+            for record in result.records(resolver.for_path(result.path)):
+                yield number, result.path, {**record, "id": number}
+                number += 1
 
     def numbered_sites(self):
         """(global id, path, SiteResult) across the report: ids are unique in one report."""
@@ -37,11 +45,13 @@ def lint_file(path: str, config, *, cache=None) -> LintResult:
         result = LintResult(path)
         result.findings.append(Finding(path, 1, 1, READ_ERROR_CODE, "error", str(error)))
         return result
+    if not may_have_findings(text):
+        return LintResult(path, skipped=True)  # cheaper than a cache lookup
     if cache is not None:
         cached = cache.get(text, path, config)
         if cached is not None:
             return cached
-    result = lint_source(text, path, config)
+    result = lint_source(text, path, config, prefilter=False)
     if cache is not None:
         cache.put(text, path, config, result)
     return result

@@ -8,14 +8,22 @@ TCL900 is the code the host already treats as "tensorcost could not analyse this
 
 from __future__ import annotations
 
+from ..config.errors import ConfigError
 from ..findings import Finding
 
 CONFIG_ERROR_CODE = "TCL900"
 
 
-def config_error_message(error) -> str:
-    return f"tensorcost config error: {error}; no tensorcost check ran"
+def config_error_message(error: Exception) -> str:
+    if isinstance(error, ConfigError):
+        return f"tensorcost config error: {error}; no tensorcost check ran"
+    return (f"internal error while loading the tensorcost config: {type(error).__name__}: {error}; "
+            "no tensorcost check ran; please report it")
 
 
-def config_error_finding(path: str, error) -> Finding:
-    return Finding(path, 1, 1, CONFIG_ERROR_CODE, "error", config_error_message(error))
+def resolve_config(resolve, path: str):
+    """(config, None), or (None, the one finding that says why there is no config)."""
+    try:
+        return resolve(path), None
+    except Exception as error:  # noqa: BLE001 - the host linter must never crash on our account
+        return None, Finding(path, 1, 1, CONFIG_ERROR_CODE, "error", " ".join(config_error_message(error).split()))

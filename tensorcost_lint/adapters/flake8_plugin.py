@@ -22,7 +22,7 @@ from ..config.errors import ConfigError
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..engine import SYNTAX_ERROR_CODE, lint_source
 from ..rules import ALL_RULES
-from .config_problems import CONFIG_ERROR_CODE, config_error_message
+from .config_problems import resolve_config
 
 DEFAULT_OFF_CODES = tuple(rule.code for rule in ALL_RULES if not rule.default_enabled)
 
@@ -99,13 +99,10 @@ class TensorCostChecker:
         return with_default_off_codes(cls._resolver.for_path(filename))
 
     def run(self):
-        try:
-            config = self._config_for(self.filename)
-        except ConfigError as error:
-            yield 1, 0, f"{CONFIG_ERROR_CODE} {config_error_message(error)}", type(self)
-            return
-        result = lint_source("".join(self.lines), self.filename, config, noqa=False)
-        for finding in result.findings:
+        config, problem = resolve_config(self._config_for, self.filename)
+        findings = [problem] if config is None else lint_source("".join(self.lines), self.filename, config,
+                                                                  noqa=False).findings
+        for finding in findings:
             if finding.code == SYNTAX_ERROR_CODE:  # flake8 reports E999 itself
                 continue
             yield finding.line, finding.column - 1, f"{finding.code} {finding.message}", type(self)

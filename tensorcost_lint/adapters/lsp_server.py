@@ -22,11 +22,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..config.errors import ConfigError
 from ..config.project_config import ConfigResolver, Overrides
 from ..engine import SYNTAX_ERROR_CODE, LintResult, lint_source
 from ..formats.sarif import rule_help_uri
-from .config_problems import config_error_finding
+from .config_problems import resolve_config
 from .cost_hover import hover_markdown, site_at
 
 SOURCE = "tensorcost"
@@ -69,10 +68,9 @@ class TensorCostServer(LanguageServer):
     def lint_text(self, text: str, path: str) -> Linted:
         """Runs in a worker thread. A fresh resolver each time: config discovery is a few stat
         calls and one small YAML parse, and it means config edits need no file watching."""
-        try:
-            config = ConfigResolver(self.overrides).for_path(path)
-        except ConfigError as error:
-            return Linted(text, path, None, LintResult(path, [config_error_finding(path, error)]))
+        config, problem = resolve_config(ConfigResolver(self.overrides).for_path, path)
+        if config is None:
+            return Linted(text, path, None, LintResult(path, [problem]))
         return Linted(text, path, config, lint_source(text, path, config))
 
     async def current(self, uri: str) -> Linted:

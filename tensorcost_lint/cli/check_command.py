@@ -39,6 +39,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("--statistics", action="store_true", help="count findings per code and call sites resolved")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="check files in N processes")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="result cache directory (default .tensorcost_cache, or $TENSORCOST_CACHE_DIR)")
 
 
 def overrides_from(args) -> Overrides:
@@ -67,7 +70,12 @@ def run(args) -> int:
     if args.jobs < 1:
         raise ConfigError("--jobs", str(args.jobs), "must be at least 1")
     resolver = ConfigResolver(overrides_from(args))
-    report = lint_paths(paths, resolver, jobs=args.jobs)
+    cache = None
+    if not args.no_cache:
+        from ..cache import ResultCache
+
+        cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
+    report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
     if args.format == "json":
         from ..formats.json_report import render_json
 
@@ -83,6 +91,6 @@ def run(args) -> int:
     else:
         from ..formats.text import render_text
 
-        text = render_text(report, statistics=args.statistics)
+        text = render_text(report, statistics=args.statistics, resolver=resolver)
     write_output(text, args.output)
     return 0 if args.exit_zero or not report.findings else 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from decimal import Decimal
 from pathlib import Path
 
@@ -62,6 +63,10 @@ class ProjectConfig:
     @property
     def hardware(self) -> HardwareEvidence:
         return resolve_device(self.hardware_id, self.devices, self.source, "hardware")
+
+    @cached_property
+    def fingerprint_text(self) -> str:
+        return self.fingerprint()
 
     def fingerprint(self) -> str:
         """Every field that can change a finding, as text (for the result cache key)."""

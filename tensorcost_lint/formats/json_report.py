@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 
-from .site_records import site_record
 
 
 def report_data(report, resolver) -> dict:
     site_ids = {}
     sites = []
-    for number, path, site_result in report.numbered_sites():
-        config = resolver.for_path(path)
-        site_ids[(path, site_result.site.id)] = number
-        sites.append(site_record(number, path, site_result, config.default_dtype, config.hardware_id))
+    for result in report.results:
+        config = resolver.for_path(result.path)
+        for record in result.records(config):
+            site_ids[(result.path, record["id"])] = len(sites)
+            sites.append({**record, "id": len(sites)})
     findings = []
     for result in report.results:
         for finding in result.findings:

@@ -9,16 +9,16 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def render_text(report, *, statistics: bool = False) -> str:
+def render_text(report, *, statistics: bool = False, resolver=None) -> str:
     lines = [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in report.findings]
     findings = report.findings
     if statistics:
         counts = Counter(f.code for f in findings)
         for code in sorted(counts):
             lines.append(f"{counts[code]:>6}  {code}")
-        sites = [s for r in report.results for s in r.sites]
-        resolved = sum(1 for s in sites if s.cost.resolved)
-        lines.append(f"call sites: {resolved} resolved / {len(sites)} found")
+        records = [record for _, _, record in report.numbered_records(resolver)]
+        resolved = sum(1 for record in records if record["resolved"])
+        lines.append(f"call sites: {resolved} resolved / {len(records)} found")
     if report.files_checked == 0:
         lines.append("No Python files to check (checked 0 files)")
     elif findings:
