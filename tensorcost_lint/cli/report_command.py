@@ -1,0 +1,89 @@
+"""`tensorcost report PATHS`: the per-site cost table, totals, a roofline picture and an HTML page.
+
+Exit 0 whatever the findings (a report informs; `check` is the gate), 2 on usage/config errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..config.errors import ConfigError
+from .check_command import add_common_arguments
+from .output import write_output
+
+PICTURE_FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def add_arguments(parser) -> None:
+    add_common_arguments(parser)
+    from ..measurement.chosen_evidence import add_evidence_arguments
+
+    add_evidence_arguments(parser)
+    parser.add_argument("--roofline", metavar="FILE.png|FILE.svg", help="draw the roofline picture to FILE")
+    parser.add_argument("--html", metavar="FILE", help="write one self-contained HTML page (table, picture, findings)")
+    parser.add_argument("--measurements", metavar="MEASURE.json",
+                        help="`tensorcost measure --format json` output: measured points beside modelled ones")
+    parser.add_argument("--output", metavar="FILE", help="write the text table to FILE instead of stdout")
+
+
+def _measurements(path: str | None) -> list:
+    if path is None:
+        return []
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(path, "--measurements", f"cannot read: {error.strerror or error}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ConfigError(path, "--measurements", f"not JSON: {error}") from None
+    if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("measurements"), list):
+        raise ConfigError(path, "--measurements", "not the output of `tensorcost measure --format json`")
+    return [m for m in data["measurements"] if isinstance(m, dict)]
+
+
+def _write_bytes(path: str, content: bytes, flag: str) -> None:
+    try:
+        Path(path).write_bytes(content)
+    except OSError as error:
+        raise ConfigError(path, flag, f"cannot write: {error.strerror or error}") from None
+
+
+def run(args) -> int:
+    from ..measurement.chosen_evidence import EvidenceResolver
+    from ..measurement.optional_imports import require
+    from ..reporting.cost_table import attach_measurements, file_findings, site_rows, totals
+    from ..reporting.text_report import render_report_text
+    from ..runner import lint_paths
+    from .check_command import _check_paths
+
+    paths = args.paths or ["."]
+    _check_paths(paths)
+    picture_format = None
+    if args.roofline:
+        picture_format = PICTURE_FORMATS.get(Path(args.roofline).suffix.lower())
+        if picture_format is None:
+            raise ConfigError("--roofline", args.roofline, "name a .png or .svg file")
+    if args.roofline or args.html:
+        require("matplotlib", "report", "it draws the roofline picture")
+    records = _measurements(args.measurements)
+    resolver = EvidenceResolver(args)
+    report = lint_paths(paths, resolver)
+    rows = site_rows(report, resolver)
+    if records:
+        attach_measurements(rows, records)
+    per_file, overall = totals(rows, report)
+    fallback = resolver.for_path(paths[0])
+    fallback = (fallback.hardware, fallback.traffic_boundary)
+    if args.roofline:
+        from ..reporting.roofline import render_roofline
+
+        _write_bytes(args.roofline, render_roofline(rows, picture_format, fallback), "--roofline")
+    if args.html:
+        from ..reporting.html_page import render_html
+        from ..reporting.roofline import render_roofline
+
+        picture = render_roofline(rows, "svg", fallback).decode("utf-8")
+        page = render_html(rows, per_file, overall, file_findings(report), picture, with_measured=bool(records))
+        _write_bytes(args.html, page.encode("utf-8"), "--html")
+    write_output(render_report_text(rows, per_file, overall, with_measured=bool(records)), args.output)
+    return 0
