@@ -100,8 +100,10 @@ class TensorCostChecker:
 
     def run(self):
         config, problem = resolve_config(self._config_for, self.filename)
-        findings = [problem] if config is None else lint_source("".join(self.lines), self.filename, config,
-                                                                  noqa=False).findings
+        if config is None:
+            findings = [problem]
+        else:
+            findings = lint_source("".join(self.lines), self.filename, config, noqa=False).findings
         for finding in findings:
             if finding.code == SYNTAX_ERROR_CODE:  # flake8 reports E999 itself
                 continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,9 @@ class TensorCostServer(LanguageServer):
         self.open_documents: set[str] = set()
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        # One lint at a time, off the event loop: reading messages (and cancelling a stale run)
+        # never waits for a lint, and the engine is never entered from two threads at once.
+        self.lint_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tensorcost-lint")
 
     # -- linting -----------------------------------------------------------------------------
 
@@ -73,13 +77,16 @@ class TensorCostServer(LanguageServer):
             return Linted(text, path, None, LintResult(path, [problem]))
         return Linted(text, path, config, lint_source(text, path, config))
 
+    async def lint_in_background(self, text: str, path: str) -> Linted:
+        return await asyncio.get_running_loop().run_in_executor(self.lint_executor, self.lint_text, text, path)
+
     async def current(self, uri: str) -> Linted:
         """The lint of the document's text as it is now (linting it if the last run is stale)."""
         document = self.workspace.get_text_document(uri)
         text = document.source
         linted = self.linted.get(uri)
         if linted is None or linted.text != text:
-            linted = await asyncio.to_thread(self.lint_text, text, document.path)
+            linted = await self.lint_in_background(text, document.path)
             if self.workspace.get_text_document(uri).source == text:
                 self.linted[uri] = linted
         return linted
@@ -87,7 +94,7 @@ class TensorCostServer(LanguageServer):
     async def lint_and_publish(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
         text, version = document.source, document.version
-        linted = await asyncio.to_thread(self.lint_text, text, document.path)
+        linted = await self.lint_in_background(text, document.path)
         if uri not in self.open_documents or self.workspace.get_text_document(uri).source != text:
             return  # edited or closed meanwhile: the run scheduled by that event publishes
         self.linted[uri] = linted

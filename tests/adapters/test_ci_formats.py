@@ -36,7 +36,8 @@ def _results_by_location(log):
     for result in log["runs"][0]["results"]:
         location = result["locations"][0]["physicalLocation"]
         region = location["region"]
-        found[(location["artifactLocation"]["uri"], region["startLine"], region["startColumn"], result["ruleId"])] = result
+        key = (location["artifactLocation"]["uri"], region["startLine"], region["startColumn"], result["ruleId"])
+        found[key] = result
     return found
 
 

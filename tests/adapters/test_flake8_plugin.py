@@ -56,8 +56,8 @@ def test_stdin_uses_the_buffer_and_the_display_name_for_config(model_repo):
 
 def test_noqa_is_flake8s_own(model_repo):
     path = model_repo / "models" / "jaxtyping_attention.py"
-    source = path.read_text().replace('    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / q.shape[-1] ** 0.5',
-                                      '    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / q.shape[-1] ** 0.5  # noqa: TCL401')
+    line = '    scores = torch.einsum("bhqd,bhkd->bhqk", q, k) / q.shape[-1] ** 0.5'
+    source = path.read_text().replace(line, line + "  # noqa: TCL401")
     path.write_text(source)
     quiet = located(run_flake8("--isolated", "--select", "TCL4", str(path.relative_to(model_repo)),
                                cwd=model_repo).stdout)

@@ -106,7 +106,8 @@ async def test_diagnostics_follow_open_change_save_and_close(client: LanguageCli
     saved = await _diagnostics_for(client, uri)
     assert set(_by_code(saved)) == {"TCL401", "TCL402"}
 
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     closed = await _diagnostics_for(client, uri)
     assert list(closed.diagnostics) == []
 
