@@ -25,3 +25,13 @@ def test_ci_runs_the_readme_test_command():
 def test_rule_table_matches_the_rules():
     table = README.split("<!-- rule-table", 1)[1].split("-->", 1)[1].split("<!-- end rule-table -->", 1)[0]
     assert table.strip() == rule_table().strip()
+
+
+def test_published_rule_pages_match_the_rules():
+    from tensorcost_lint.rules import ALL_RULES
+    from tensorcost_lint.rules.docs import rule_page
+
+    pages = Path(__file__).resolve().parent.parent / "docs" / "rules"
+    for rule in ALL_RULES:
+        assert (pages / f"{rule.code}.md").read_text() == rule_page(rule.code), (
+            f"docs/rules/{rule.code}.md is stale: run python -m tensorcost_lint.rules.docs")

@@ -48,13 +48,9 @@ _ACCUMULATION_KEYWORDS = ("preferred_element_type", "out_dtype", "dtype")
 def _new_site(evaluator, node, operation: str, framework: str, function: str, operands: tuple) -> CallSite:
     ctx = evaluator.ctx
     line, column, end_line, end_column = ctx.position(node)
-    expression = ctx.code(node)
-    # Report the expression itself, not the parentheses around it: `(q @ k.T) * s` points at `q`.
-    stripped = _strip_parentheses(expression)
-    if stripped != expression and "\n" not in ctx.module.code_for_node(node).strip():
-        column += expression.index(stripped)
-        end_column -= len(expression) - len(stripped) - expression.index(stripped)
-    site = CallSite(line, column, end_line, end_column, operation, framework, function, stripped, operands,
+    # LibCST positions already exclude a node's own parentheses; its code does not.
+    expression = _strip_parentheses(ctx.code(node))
+    site = CallSite(line, column, end_line, end_column, operation, framework, function, expression, operands,
                     node=node)
     if ctx.autocast is not None and framework == "torch":
         site.options["autocast"] = ctx.autocast

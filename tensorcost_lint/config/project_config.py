@@ -259,7 +259,7 @@ class Overrides:
         if self.dims:
             changes["cli_dims"] = {**config.cli_dims, **dict(self.dims)}
         if self.hardware:
-            resolve_device(self.hardware, config.devices, "--hardware", "--hardware")
+            resolve_device(self.hardware, config.devices, "--hardware", "")
             changes["hardware_id"] = self.hardware
         if self.select is not None:
             changes["select"] = self.select

@@ -16,14 +16,14 @@ from .. import __version__
 from ..engine import SYNTAX_ERROR_CODE
 from ..files import UnreadableFile, read_source
 from ..rules import ALL_RULES
+from ..rules.docs import RULE_DOCS_URL
 from ..runner import READ_ERROR_CODE
 from .github import workspace_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/tensorcost/tensorcost"
-# The one place rule documentation links are made (SARIF helpUri, the language server's
-# codeDescription). `tensorcost explain CODE` prints the same page from the rule's own fields.
-RULE_DOCS_URL = "https://github.com/tensorcost/tensorcost/blob/main/docs/rules/{code}.md"
+# Rule documentation links come from rules/docs.py (RULE_DOCS_URL, re-exported here for the
+# language server); `tensorcost explain CODE` prints the same page from the rule's own fields.
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 # Findings that are not rules of ours: the file could not be parsed or read at all.
 _HOST_RULES = (

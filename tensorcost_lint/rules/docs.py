@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from . import ALL_RULES, RULES_BY_CODE
 
+# Where each rule's page is published: docs/rules/CODE.md in this repository (generated from the
+# rules by `python -m tensorcost_lint.rules.docs`; tests/test_readme.py keeps them in sync).
+RULE_DOCS_URL = "https://github.com/tensorcost/tensorcost/blob/main/docs/rules/{code}.md"
+
+
+def rule_url(code: str) -> str | None:
+    return RULE_DOCS_URL.format(code=code) if code in RULES_BY_CODE else None
+
 
 def _indent(code: str) -> str:
     return "\n".join(("    " + line) if line else "" for line in code.splitlines())
@@ -48,3 +56,24 @@ def rule_table() -> str:
     for rule in ALL_RULES:
         lines.append(f"| {rule.code} | {rule.name} | {'on' if rule.default_enabled else 'off'} | {rule.summary} |")
     return "\n".join(lines) + "\n"
+
+
+def write_rule_pages(directory) -> list:
+    """Write docs/rules/CODE.md for every rule; returns the paths written."""
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rule in ALL_RULES:
+        path = directory / f"{rule.code}.md"
+        path.write_text(rule_page(rule.code), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    for path in write_rule_pages(sys.argv[1] if len(sys.argv) > 1 else "docs/rules"):
+        print(path)

@@ -208,3 +208,23 @@ def test_optional_arguments_absent_from_a_call_are_not_an_error():
     result = lint(source, {"dims": {"tokens": 64, "experts": 8, "d": 32}})
     assert [f.code for f in result.findings] == []
     assert result.sites[0].cost.flops == 2 * 64 * 8 * 32
+
+
+def test_parenthesised_sites_point_at_the_expression_and_their_fix_inserts_before_the_paren():
+    source = '''
+        import numpy as np
+
+
+        def chain():
+            a = np.zeros((1000, 1000))
+            b = np.zeros((1000, 64))
+            c = np.zeros((64, 10))
+            return (np.einsum("ij,jk,kl->il", a, b, c)) * 2
+    '''
+    result = lint(source)
+    site = result.sites[0].site
+    line = source.splitlines()[site.line - 1][8:]  # the helper dedents by 8
+    assert line[site.column - 1:].startswith('np.einsum(')
+    fix = [f for f in result.findings if f.code == "TCL403"][0].fix
+    text = line[: fix.column - 1] + fix.replacement + line[fix.end_column - 1:]
+    assert text.endswith('np.einsum("ij,jk,kl->il", a, b, c, optimize="optimal")) * 2')
