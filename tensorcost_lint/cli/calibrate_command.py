@@ -19,7 +19,8 @@ def add_arguments(parser) -> None:
                         help="hardware id to write (default: local-cpu / local-cuda); name it in `hardware:`")
     parser.add_argument("--owner", metavar="NAME", help="who answers for this evidence (default: your user name)")
     parser.add_argument("--out", default="calibrated.yaml", metavar="FILE",
-                        help="evidence file to write, '-' for stdout (default: calibrated.yaml; other ids in it are kept)")
+                        help="evidence file to write, '-' for stdout (default: calibrated.yaml; "
+                             "other ids in it are kept)")
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (seconds; for tests)")
     parser.add_argument("--threads", type=int, metavar="N", help="threads for BLAS/torch (default: their own default)")
     parser.add_argument("--budget", type=float, metavar="SECONDS",
@@ -66,6 +67,8 @@ def run(args) -> int:
     out = None if args.out == "-" else Path(args.out)
     if out is not None and out.is_dir():
         raise ConfigError(args.out, "--out", "is a directory; name a .yaml file")
+    if out is not None:
+        merged_devices(out, None)  # refuse a file that is not evidence before a minute of measuring
 
     def progress(total: int) -> ProgressBar:
         return ProgressBar("calibrate", total, enabled=not args.no_progress)

@@ -60,7 +60,6 @@ class NumpyBackend:
         return describe_steps(workload, "np.matmul (BLAS)", "np.einsum(optimize=False) loop")
 
     def _operand(self, rng, shape, dtype):
-        np = self.np
         if dtype.startswith(("int", "uint")):
             return rng.integers(-3 if dtype.startswith("int") else 0, 4, size=shape, dtype=dtype)
         values = rng.standard_normal(size=shape, dtype="float64" if dtype == "float64" else "float32")

@@ -188,4 +188,5 @@ def torch_stream_steps(torch, settings: Settings) -> list:
         return RateMeasurement("torch matrix-vector (reads matrix)", size, nbytes + 4 * (GEMV_COLUMNS + out.shape[0]),
                                timing)
 
-    return [CalibrationStep(f"torch triad {size}", key, triad), CalibrationStep(f"torch matrix-vector {size}", key, gemv)]
+    return [CalibrationStep(f"torch triad {size}", key, triad),
+            CalibrationStep(f"torch matrix-vector {size}", key, gemv)]

@@ -43,6 +43,15 @@ def _matmul_mode(torch, allow_tf32: bool):
          matmul.allow_fp16_reduced_precision_reduction) = saved
 
 
+def _timed_matmul(torch, device, n: int, dtype: str, tf32: bool, settings: Settings, budget: float, clock):
+    a = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
+    b = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
+    out = torch.empty(n, n, device=device, dtype=getattr(torch, dtype))
+    with _matmul_mode(torch, tf32):
+        return time_calls(lambda: torch.mm(a, b, out=out), warmup=3, repeats=settings.max_repeats,
+                          budget_seconds=budget, clock=clock)
+
+
 def cuda_matmul_steps(torch, device, settings: Settings) -> list:
     clock = cuda_event_clock(torch, device)
     steps = []
@@ -54,16 +63,10 @@ def cuda_matmul_steps(torch, device, settings: Settings) -> list:
                 flops = 2 * n**3
                 if best["rate"] and flops / best["rate"] * 6 > budget:
                     return None  # predicted to overrun this step's share of the time
-                a = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
-                b = torch.randn(n, n, device=device, dtype=getattr(torch, dtype))
-                out = torch.empty(n, n, device=device, dtype=getattr(torch, dtype))
-                with _matmul_mode(torch, tf32):
-                    timing = time_calls(lambda: torch.mm(a, b, out=out), warmup=3, repeats=settings.max_repeats,
-                                        budget_seconds=budget, clock=clock)
+                timing = _timed_matmul(torch, device, n, dtype, tf32, settings, budget, clock)
+                torch.cuda.empty_cache()  # the operands died with _timed_matmul's frame
                 measurement = RateMeasurement(f"torch cuda {label} matmul", f"{n}x{n}x{n}", flops, timing)
                 best["rate"] = max(best["rate"] or 0.0, measurement.best_rate)
-                del a, b, out
-                torch.cuda.empty_cache()
                 return measurement
             steps.append(CalibrationStep(f"cuda {label} matmul {n}x{n}", key, run))
     return steps

@@ -127,14 +127,15 @@ def render_evidence(devices: list[HardwareEvidence], comments: dict, path_name: 
     return "\n".join(lines) + "\n"
 
 
-def merged_devices(path: Path, new: HardwareEvidence) -> list[HardwareEvidence]:
-    """The devices already in `path` (another id kept, the same id replaced), then `new`.
+def merged_devices(path: Path, new: HardwareEvidence | None) -> list[HardwareEvidence]:
+    """The devices already in `path` (another id kept, the same id replaced), then `new` (None:
+    only check that `path` can be merged into).
 
     A file that exists but is not evidence is refused: calibrate must not overwrite someone's
     config or source file because of a mistyped --out.
     """
     if not path.exists():
-        return [new]
+        return [new] if new is not None else []
     from ..hardware.evidence_files import load_evidence_file
 
     try:
@@ -142,5 +143,7 @@ def merged_devices(path: Path, new: HardwareEvidence) -> list[HardwareEvidence]:
     except ConfigError as error:
         raise ConfigError(str(path), "--out", f"exists and is not a hardware-evidence file ({error.reason}); "
                                               "choose another --out") from None
+    if new is None:
+        return list(existing.values())
     kept = [device for device_id, device in existing.items() if device_id != new.id]
     return kept + [new]

@@ -1,8 +1,8 @@
 """Timing one operation: warm-up, repeats, and the statistics evidence and comparisons need.
 
 Each sample times one call, after `before()` ran outside the timed region (switching to fresh
-operands, or evicting caches, in `measure`). A sample set is cut short by a time budget, never below `min_repeats`: a slow
-operation gets fewer samples rather than an unbounded run.
+operands, or evicting caches, in `measure`). A sample set is cut short by a time budget, never
+below `min_repeats`: a slow operation gets fewer samples rather than an unbounded run.
 """
 
 from __future__ import annotations

@@ -110,7 +110,8 @@ def site_rows(report, resolver) -> list[SiteRow]:
 
 def file_findings(report) -> dict:
     """Findings attached to no call site (parse errors, file-level problems), per file."""
-    return {r.path: [f for f in r.findings if f.site is None] for r in report.results if any(f.site is None for f in r.findings)}
+    loose = {r.path: [f for f in r.findings if f.site is None] for r in report.results}
+    return {path: findings for path, findings in loose.items() if findings}
 
 
 def sorted_rows(rows: list[SiteRow]) -> list[SiteRow]:
@@ -142,7 +143,8 @@ def attach_measurements(rows: list[SiteRow], records: list[dict]) -> int:
     by_place = {}
     for record in records:
         if record.get("path") and record.get("line") is not None:
-            by_place[(os.path.realpath(record["path"]), record["line"], record["column"], record.get("operation"))] = record
+            place = (os.path.realpath(record["path"]), record["line"], record["column"], record.get("operation"))
+            by_place[place] = record
     matched = 0
     for row in rows:
         record = by_place.get((os.path.realpath(row.path), row.line, row.column, row.operation))
@@ -164,7 +166,9 @@ def why_not_costed(rows: list[SiteRow]) -> list[tuple[SiteRow, str]]:
 
 
 def seconds_text(value) -> str:
-    return "-" if value is None else format_seconds(Decimal(value) if isinstance(value, Decimal) else Decimal(repr(value)))
+    if value is None:
+        return "-"
+    return format_seconds(value if isinstance(value, Decimal) else Decimal(repr(value)))
 
 
 def intensity_text(value) -> str:

@@ -79,8 +79,9 @@ def _site_cells(row, with_measured: bool) -> list[str]:
 def _finding_html(finding, site_id, anchor: bool) -> str:
     link = f' (<a href="#site-{site_id}">site #{site_id}</a>)' if site_id is not None else ""
     ident = f' id="finding-{site_id}-{finding.code}"' if anchor else ""
+    where = f"{escape(finding.path)}:{finding.line}:{finding.column}"
     return (f'<div class="finding {escape(finding.severity)}"{ident}><span class="code">{escape(finding.code)}</span> '
-            f"<code>{escape(finding.path)}:{finding.line}:{finding.column}</code>{link}: {escape(finding.message)}</div>")
+            f"<code>{where}</code>{link}: {escape(finding.message)}</div>")
 
 
 def render_html(rows, per_file, overall, loose_findings: dict, picture_svg: str, *, with_measured: bool) -> str:

@@ -101,7 +101,8 @@ def _draw_device(figure, axes, key_axes, device, boundary, points) -> None:
         start, end = axes.transData.transform([(x_low, rate * x_low), (x_end, rate * x_end)])
         angle = math.degrees(math.atan2(end[1] - start[1], end[0] - start[0]))
         axes.text(x_text, rate * x_text * 1.25, f"{name}: {format_rate(rate, 'B/s')}", rotation=angle,
-                  rotation_mode="anchor", ha="center", va="bottom", fontsize=8.5, color="#333333" if main else "#888888")
+                  rotation_mode="anchor", ha="center", va="bottom", fontsize=8.5,
+                  color="#333333" if main else "#888888")
     _draw_points(axes, points)
     _draw_key(key_axes, points)
     axes.set_title(f"Roofline: {device.id} ({device.device})", fontsize=12, loc="left", pad=16)

@@ -4,7 +4,10 @@ measured; the writer's rounding and merging; one-line errors."""
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
+import time
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -13,12 +16,12 @@ from estimator import normalize_dtype
 from tensorcost_lint.hardware.evidence_files import load_evidence_file
 from tensorcost_lint.measurement.calibration import (
     Calibration,
+    CalibrationStep,
     MeasuredRecord,
     RateMeasurement,
     RecordKey,
     Settings,
     run_steps,
-    CalibrationStep,
 )
 from tensorcost_lint.measurement.evidence_writer import (
     calibration_evidence,
@@ -79,7 +82,8 @@ def _calibration(peaks: dict, bandwidth: float) -> Calibration:
     for dtype, rates in peaks.items():
         for rate in rates:
             timing = Timing((1.0, 1.2, 1.1), warmup=2)
-            calibration.add(RecordKey("compute", "dense-matmul", dtype), RateMeasurement("mm", "8x8x8", int(rate), timing))
+            key = RecordKey("compute", "dense-matmul", dtype)
+            calibration.add(key, RateMeasurement("mm", "8x8x8", int(rate), timing))
     calibration.add(RecordKey("bandwidth", traffic_boundary="dram-to-cpu"),
                     RateMeasurement("copy", "64 MiB", int(bandwidth), Timing((1.0, 2.0, 1.5), 1)))
     return calibration
@@ -105,8 +109,6 @@ def test_written_file_round_trips_and_merges_other_devices(tmp_path):
     first = calibration_evidence(_calibration({"float32": [1e11]}, 2e10), "me")
     path.write_text(render_evidence([first], {}, path.name, "dram-to-cpu"))
     second = calibration_evidence(_calibration({"float64": [5e10]}, 3e10), "me")
-    from dataclasses import replace
-
     second = replace(second, id="other")
     merged = merged_devices(path, second)
     path.write_text(render_evidence(merged, {}, path.name, "dram-to-cpu"))
@@ -125,8 +127,6 @@ def test_steps_share_the_time_budget_and_progress_goes_to_the_stream(capsys):
     key = RecordKey("compute", "dense-matmul", "float32")
     calibration = _calibration({}, 1e9)
     steps = [CalibrationStep(f"step {i}", key, step) for i in range(4)]
-    import io
-
     stream = io.StringIO()
     run_steps(steps, calibration, Settings(budget_seconds=8.0), ProgressBar("calibrate", 4, stream=stream))
     assert len(seen) == 4 and seen[0] == pytest.approx(2.0, abs=0.05)
@@ -135,8 +135,6 @@ def test_steps_share_the_time_budget_and_progress_goes_to_the_stream(capsys):
 
 
 def test_time_calls_stops_at_the_budget_but_not_below_min_repeats():
-    import time
-
     timing = time_calls(lambda: time.sleep(0.01), warmup=0, repeats=50, min_repeats=3, budget_seconds=0.001)
     assert timing.repeats == 3 and timing.best >= 0.009
 

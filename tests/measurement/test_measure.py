@@ -4,10 +4,13 @@ wrong record is reported as EVIDENCE VIOLATED with exit 1, never hidden."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES, assert_one_line_error, run_tensorcost
+from tests.conftest import EXAMPLES, ROOT, assert_one_line_error, run_tensorcost
 from tests.measurement.conftest import DEVICE_ID, write
 
 MEASURE = ("measure", "--threads", "1", "--no-progress", "--format", "json")
@@ -47,7 +50,7 @@ def test_paths_of_each_operation_are_the_modelled_ones(numpy_measurements):
 
 def test_wrong_evidence_is_reported_as_violated_with_exit_1(project):
     # a machine claimed to be 1000x slower than it is: every run beats its "lower bound"
-    write(project / "slow.yaml", f"""\
+    write(project / "slow.yaml", """\
         devices:
           - id: slow
             device: imaginary slow CPU
@@ -55,10 +58,10 @@ def test_wrong_evidence_is_reported_as_violated_with_exit_1(project):
             measured: 2025-01-01
             owner: tests
             compute:
-              - {{operation_class: dense-matmul, operand_dtype: float32, accumulation_dtype: float32,
-                 flop_convention: fma-2, peak_flops_per_second: 1e8}}
+              - {operation_class: dense-matmul, operand_dtype: float32, accumulation_dtype: float32,
+                 flop_convention: fma-2, peak_flops_per_second: 1e8}
             bandwidth:
-              - {{traffic_boundary: dram-to-cpu, sustained_bytes_per_second: 1e7}}
+              - {traffic_boundary: dram-to-cpu, sustained_bytes_per_second: 1e7}
         """)
     result = run_tensorcost("measure", "--threads", "1", "--no-progress", "--evidence", "slow.yaml", "model.py",
                             cwd=project)
@@ -145,9 +148,6 @@ def test_missing_backend_library_names_what_to_install(project):
     for library, flag, hint in (("numpy", "numpy", "tensorcost[measure]"), ("jax", "jax", "pip install jax")):
         code = ("import sys; sys.modules[%r] = None; from tensorcost_lint.cli.main import main; "
                 "sys.exit(main(['measure', '--no-progress', '--backend', %r, 'model.py']))") % (library, flag)
-        import subprocess
-        import sys
-
         result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60,
-                                env={**__import__("os").environ, "PYTHONPATH": str(EXAMPLES.parent)})
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert_one_line_error(result, library, hint)
