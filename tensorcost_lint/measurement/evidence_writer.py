@@ -40,7 +40,8 @@ def _summary(record: MeasuredRecord, unit: str) -> str:
     best = record.best
     t = best.timing
     return (f"{record.key.describe()} {_rate(best.best_rate, unit)} best, median {_rate(best.median_rate, unit)}, "
-            f"spread {t.spread:.0%} ({best.kernel} {best.size}, {t.repeats} repeats after {t.warmup} warm-up)")
+            f"spread (IQR/median) {t.spread:.0%} ({best.kernel} {best.size}, "
+            f"{t.repeats} repeats after {t.warmup} warm-up)")
 
 
 def evidence_source(calibration: Calibration) -> str:
@@ -51,8 +52,8 @@ def evidence_source(calibration: Calibration) -> str:
         else lib.description for lib in calibration.libraries)
     records = [_summary(r, "FLOP/s") for r in calibration.compute_records()]
     records += [_summary(r, "B/s") for r in calibration.bandwidth_records()]
-    mode = "quick " if calibration.quick else ""
-    return (f"tensorcost calibrate {__version__} ({mode}run): {libraries}. Each rate is the best over its "
+    mode = "quick" if calibration.quick else "full"
+    return (f"tensorcost calibrate {__version__} ({mode} run): {libraries}. Each rate is the best over its "
             f"repeats and sizes, so bounds hold; " + "; ".join(records))
 
 
@@ -79,7 +80,7 @@ def detail_comment(calibration: Calibration) -> list[str]:
     """Every kernel and size tried, as YAML comments above the device (the loader ignores them)."""
     lines = [f"# {calibration.device_id}: measured by `tensorcost calibrate` on {calibration.measured}.",
              "# Every candidate below; each record takes the best rate of its candidates.",
-             f"#   {'record':<28} {'kernel':<40} {'size':<16} {'best':>16} {'median':>16} {'spread':>6}"]
+             f"#   {'record':<28} {'kernel':<40} {'size':<16} {'best':>16} {'median':>16} {'IQR':>6}"]
     for record in calibration.records.values():
         unit = "B/s" if record.key.kind == "bandwidth" else "FLOP/s"
         for m in record.candidates:

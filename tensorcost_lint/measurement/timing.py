@@ -27,8 +27,12 @@ class Timing:
 
     @property
     def spread(self) -> float:
-        """(slowest - fastest) / median: how noisy the machine was while we measured."""
-        return (max(self.samples) - min(self.samples)) / self.median if self.median > 0 else 0.0
+        """Interquartile range / median: how noisy the machine was while we measured. Not the
+        full range, which one run descheduled by a neighbour on a shared machine would dominate."""
+        if len(self.samples) < 2 or self.median <= 0:
+            return 0.0
+        low, _, high = statistics.quantiles(self.samples, n=4, method="inclusive")
+        return (high - low) / self.median
 
     @property
     def repeats(self) -> int:

@@ -85,12 +85,16 @@ def _draw_device(figure, axes, key_axes, device, boundary, points) -> None:
     axes.set_ylabel("attained FLOP/s")
     used = {(p.row.dtype, p.row.operation_class) for p in points}
     top = max((peak for *_, peak in roofs), default=y_high)
+    obstacles: list = []  # label boxes (display pixels) point labels must not cover
     for (label, dtype, operation_class, peak), ridge in zip(roofs, ridges or [x_low] * len(roofs)):
         emphasis = (dtype, operation_class) in used or not points
         axes.plot([max(ridge, x_low), x_high], [peak, peak], color=color_for(dtype),
                   linewidth=2.4 if emphasis else 1.2, alpha=1.0 if emphasis else 0.45,
                   linestyle="--" if operation_class.endswith("tf32") else "-")
-        axes.text(x_high / 1.15, peak * 1.07, f"{label} {operation_class}: {format_rate(peak, 'FLOP/s')}",
+        roof_text = f"{label} {operation_class}: {format_rate(peak, 'FLOP/s')}"
+        right, bottom = axes.transData.transform((x_high / 1.15, peak * 1.07))
+        obstacles.append((right - _text_width(roof_text, 8.5), bottom, right, bottom + 12 * DPI / 72))
+        axes.text(x_high / 1.15, peak * 1.07, roof_text,
                   ha="right", va="bottom", fontsize=8.5, color=color_for(dtype), alpha=1.0 if emphasis else 0.6)
     for name, rate in bandwidths.items():
         main = rate == bandwidth
@@ -103,14 +107,19 @@ def _draw_device(figure, axes, key_axes, device, boundary, points) -> None:
         axes.text(x_text, rate * x_text * 1.25, f"{name}: {format_rate(rate, 'B/s')}", rotation=angle,
                   rotation_mode="anchor", ha="center", va="bottom", fontsize=8.5,
                   color="#333333" if main else "#888888")
-    _draw_points(axes, points)
+    _draw_points(axes, points, obstacles)
     _draw_key(key_axes, points)
     axes.set_title(f"Roofline: {device.id} ({device.device})", fontsize=12, loc="left", pad=16)
     axes.text(0.0, 1.012, f"evidence of {device.measured}, owner {device.owner}; traffic across {boundary}",
               transform=axes.transAxes, fontsize=8, color="#666666", va="bottom")
 
 
-def _draw_points(axes, points) -> None:
+def _text_width(text: str, size: float) -> float:
+    """Label width in display pixels, estimated (about 0.6 em per character)."""
+    return (len(text) * 0.6 * size + 4) * DPI / 72
+
+
+def _draw_points(axes, points, obstacles: list) -> None:
     from matplotlib.lines import Line2D
 
     labels: dict = {}
@@ -126,7 +135,7 @@ def _draw_points(axes, points) -> None:
                          linewidths=1.6, zorder=5)
         place = (round(math.log10(point.intensity), 2), round(math.log10(point.modelled), 2))
         labels.setdefault(place, (point, []))[1].append(f"#{point.row.id}")
-    placed = _marker_boxes(axes, points)
+    placed = _marker_boxes(axes, points) + obstacles
     for point, names in sorted(labels.values(), key=lambda item: (item[0].intensity, item[0].modelled)):
         text = " ".join(names) if len(names) <= 4 else " ".join(names[:3]) + f" +{len(names) - 3}"
         anchor = axes.transData.transform((point.intensity, point.modelled))
@@ -167,7 +176,7 @@ def _free_offset(anchor, text: str, placed: list):
     """The first candidate offset whose label box overlaps no label placed so far; labels of
     neighbouring sites would otherwise print over each other."""
     scale = DPI / 72
-    width, height = (len(text) * 5.2 + 4) * scale, 11 * scale
+    width, height = _text_width(text, 8), 11 * scale
     choice = _OFFSETS[0]
     for dx, dy, align in _OFFSETS:
         left = anchor[0] + dx * scale - (width if align == "right" else 0)
@@ -199,7 +208,10 @@ def _draw_key(key_axes, points) -> None:
 
 def _key_line(point: Point) -> str:
     row = point.row
-    text = f"#{row.id:<3}{os.path.basename(row.path)}:{row.line} {row.operation}"[:24].ljust(24)
+    place = f"{os.path.basename(row.path)}:{row.line}"
+    if len(place) > 19:  # keep the start of the name and the line number
+        place = place[:9] + "…" + place[-9:]
+    text = f"#{row.id:<3} {place}"[:24].ljust(24)
     text += seconds_text(row.bound).rjust(9)
     ratio = (row.measured or {}).get("ratio")
     return text + (f" {ratio:7.2f}x" if ratio is not None else "")
