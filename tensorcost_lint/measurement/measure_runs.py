@@ -85,28 +85,39 @@ def measure_one(workload: Workload, backend, settings: MeasureSettings) -> Measu
     kernel = backend.describe(workload)
     copies, evict = _cold_operands(workload, backend, settings, footprint)
     try:
-        calls = backend.prepare(workload, copies)
-        current = []
-
-        def next_operands() -> None:
-            current[:] = [calls[len(current_runs) % len(calls)]]
-            current_runs.append(None)
-            if evict is not None:
-                evict()
-
-        current_runs: list = []
-        timing = time_calls(lambda: current[0](), warmup=settings.warmup, repeats=settings.repeats, min_repeats=3,
-                            budget_seconds=settings.seconds_per_site, before=next_operands, clock=backend.clock)
+        rotation = _Rotation(backend.prepare(workload, copies), evict)
+        timing = time_calls(rotation.call, warmup=settings.warmup, repeats=settings.repeats, min_repeats=3,
+                            budget_seconds=settings.seconds_per_site, before=rotation.advance, clock=backend.clock)
     except MemoryError:
         return Measurement(workload, SKIPPED, f"out of memory allocating about {format_bytes(footprint)}", kernel)
     except Exception as error:  # noqa: BLE001 - a backend refusing one shape must not end the run
         return Measurement(workload, FAILED, f"{type(error).__name__}: {' '.join(str(error).split())[:200]}", kernel)
     finally:
-        calls = current = None
+        rotation = None  # the operands go now, not when the next site has allocated its own
         gc.collect()
     timing = timing.scaled(workload.executions)
     status, reason = _status(workload, timing)
     return Measurement(workload, status, reason, kernel, timing)
+
+
+class _Rotation:
+    """Before each run (outside the timed region): the next copy of the operands, and the cache
+    eviction when there are not enough copies."""
+
+    def __init__(self, calls: list, evict) -> None:
+        self.calls = calls
+        self.evict = evict
+        self.runs = 0
+        self.current = calls[0]
+
+    def advance(self) -> None:
+        self.current = self.calls[self.runs % len(self.calls)]
+        self.runs += 1
+        if self.evict is not None:
+            self.evict()
+
+    def call(self):
+        return self.current()
 
 
 def _cold_operands(workload: Workload, backend, settings: MeasureSettings, footprint: int):
