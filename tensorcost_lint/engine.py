@@ -95,19 +95,23 @@ def _syntax_error(path: str, text: str, error) -> Finding:
                        f"SyntaxError: {python_error.msg}")
     except (ValueError, RecursionError, MemoryError):
         pass
-    return Finding(path, error.raw_line, error.raw_column + 1, SYNTAX_ERROR_CODE, "error",
-                   f"SyntaxError: {error.message}")
+    line = getattr(error, "raw_line", None) or getattr(error, "lineno", None) or 1
+    column = getattr(error, "raw_column", None)
+    column = column + 1 if column is not None else (getattr(error, "offset", None) or 1)
+    message = getattr(error, "message", None) or getattr(error, "msg", None) or str(error)
+    return Finding(path, line, column, SYNTAX_ERROR_CODE, "error", f"SyntaxError: {message}")
 
 
-def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True) -> LintResult:
+def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True, tree=None) -> LintResult:
+    """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8)."""
     result = LintResult(path)
     codes = enabled_codes(config.select, config.extend_select, config.ignore)
     if prefilter and not may_have_findings(text):
         result.skipped = True
         return result
     try:
-        analysis = analyse_source(text, path, config, config.cli_dims)
-    except cst.ParserSyntaxError as error:
+        analysis = analyse_source(text, path, config, config.cli_dims, tree=tree)
+    except (SyntaxError, cst.ParserSyntaxError) as error:
         result.findings.append(_syntax_error(path, text, error))
         return result
     except Exception as error:  # noqa: BLE001 - the host linter must never crash

@@ -27,7 +27,7 @@ def _lint_one(path: str):
 
     result = lint_file(path, _WORKER["resolver"].for_path(path), cache=_WORKER.get("cache"))
     for site_result in result.sites:
-        site_result.site.node = None
+        site_result.site.detach()  # the CST stays in the worker; position and text come along
     return result
 
 

@@ -51,47 +51,83 @@ def string_literal(node: cst.SimpleString) -> tuple[str, int] | None:
     return contents, prefix_length + len(quote)
 
 
-def to_tree(node: cst.BaseExpression, ctx, depth: int = 0):
-    """Plain annotation tree; AString offsets are the 1-based column of the string contents."""
-    if depth > 32:
-        return AOther("...")
-    if isinstance(node, cst.Name) and node.value == "None":
-        return ANone()
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        name = dotted_name(node)
-        return AName(name) if name is not None else AOther("")
-    if isinstance(node, cst.Subscript):
-        value = to_tree(node.value, ctx, depth + 1)
-        if type(value) is not AName:
-            return AOther("")
-        items = []
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                items.append(to_tree(element.slice.value, ctx, depth + 1))
-            else:  # torchtyping's `"batch": 10` is a slice; its text is what the grammar reads
-                items.append(AOther(ctx.module.code_for_node(element.slice).strip()))
-        return ASubscript(value, tuple(items))
-    if isinstance(node, cst.SimpleString):
-        literal = string_literal(node)
-        if literal is None:
-            return AOther("")
-        contents, offset = literal
-        _, column, _, _ = ctx.position(node)
-        return AString(contents, column + offset)
-    if isinstance(node, cst.FormattedString):
-        _, column, _, _ = ctx.position(node)
-        text = ctx.module.code_for_node(node)
-        start = len(node.start)
-        return AString(text[start: len(text) - len(node.end)], column + start)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-        options = []
-        for side in (node.left, node.right):
-            tree = to_tree(side, ctx, depth + 1)
-            options.extend(tree.options if type(tree) is AUnion else (tree,))
-        return AUnion(tuple(options))
-    if isinstance(node, (cst.Integer, cst.UnaryOperation)):
-        return AOther(ctx.module.code_for_node(node).strip())  # torchtyping's TensorType[3, 4]
-    return AOther("")
+class _TreeBuilder:
+    """Builds the plain tree of one annotation; string offsets count characters from the start of the
+    annotation's own text, so no position metadata is needed unless an error is reported."""
+
+    def __init__(self, ctx, text: str) -> None:
+        self.ctx = ctx
+        self.text = text
+        self.cursor = 0
+
+    def _offset_of(self, token: str) -> int:
+        found = self.text.find(token, self.cursor)
+        if found < 0:
+            return 0
+        self.cursor = found + len(token)
+        return found
+
+    def build(self, node: cst.BaseExpression, depth: int = 0):
+        if depth > 32:
+            return AOther("...")
+        if isinstance(node, cst.Name) and node.value == "None":
+            return ANone()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = dotted_name(node)
+            return AName(name) if name is not None else AOther("")
+        if isinstance(node, cst.Subscript):
+            value = self.build(node.value, depth + 1)
+            if type(value) is not AName:
+                return AOther("")
+            items = []
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    items.append(self.build(element.slice.value, depth + 1))
+                else:  # torchtyping's `"batch": 10` is a slice; its text is what the grammar reads
+                    items.append(AOther(self.ctx.module.code_for_node(element.slice).strip()))
+            return ASubscript(value, tuple(items))
+        if isinstance(node, cst.SimpleString):
+            literal = string_literal(node)
+            start = self._offset_of(node.value)
+            if literal is None:
+                return AOther("")
+            contents, offset = literal
+            return AString(contents, start + offset)
+        if isinstance(node, cst.FormattedString):
+            text = self.ctx.module.code_for_node(node)
+            start = self._offset_of(text)
+            return AString(text[len(node.start): len(text) - len(node.end)], start + len(node.start))
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            options = []
+            for side in (node.left, node.right):
+                tree = self.build(side, depth + 1)
+                options.extend(tree.options if type(tree) is AUnion else (tree,))
+            return AUnion(tuple(options))
+        if isinstance(node, (cst.Integer, cst.UnaryOperation)):
+            return AOther(self.ctx.module.code_for_node(node).strip())  # torchtyping's TensorType[3, 4]
+        return AOther("")
+
+
+def annotation_text(node, ctx) -> str:
+    """The code of an annotation as its position measures it (without its own parentheses)."""
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
+    return ctx.module.code_for_node(node)
+
+
+def to_tree(node: cst.BaseExpression, ctx):
+    """Plain annotation tree of `node`; AString offsets are relative to `annotation_text(node)`."""
+    return _TreeBuilder(ctx, annotation_text(node, ctx)).build(node)
+
+
+def text_position(ctx, node, offset: int) -> tuple[int, int]:
+    """(line, column) in the file of character `offset` of a node's annotation text."""
+    line, column, _, _ = ctx.position(node)
+    before = annotation_text(node, ctx)[:offset]
+    newlines = before.count("\n")
+    if newlines:
+        return line + newlines, len(before) - before.rfind("\n")
+    return line, column + len(before)
 
 
 def _dims_from_parsed(parsed, sizes) -> tuple:
@@ -113,12 +149,12 @@ def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | N
     tree = to_tree(node, ctx)
     result = interpret_annotation(tree, ctx.aliases)
     if result.error is not None:
-        line, _, _, _ = ctx.position(node)
-        column = result.error_string.start_offset if result.error_string is not None else ctx.position(node)[1]
-        offset = result.error.offset or 0
+        offset = (result.error_string.start_offset if result.error_string is not None else 0) + (result.error.offset or 0)
+        owner = ctx.alias_strings.get(id(result.error_string))  # the bad string is in a module-level alias
+        where = text_position(owner[0], owner[1], offset) if owner else text_position(ctx, node, offset)
         what = ("shape annotation cannot be read statically" if isinstance(result.error, UnsupportedShape)
                 else "cannot parse shape annotation")
-        ctx.diagnose("TCL001", (line, column + offset), f"{what}: {result.error.message}")
+        ctx.diagnose("TCL001", where, f"{what}: {result.error.message}")
         return None
     if not result.candidates:
         return None

@@ -47,18 +47,14 @@ _ACCUMULATION_KEYWORDS = ("preferred_element_type", "out_dtype", "dtype")
 
 def _new_site(evaluator, node, operation: str, framework: str, function: str, operands: tuple) -> CallSite:
     ctx = evaluator.ctx
-    line, column, end_line, end_column = ctx.position(node)
-    # LibCST positions already exclude a node's own parentheses; its code does not.
-    expression = _strip_parentheses(ctx.code(node))
-    site = CallSite(line, column, end_line, end_column, operation, framework, function, expression, operands,
-                    node=node)
+    site = CallSite(operation, framework, function, operands, node=node, ctx=ctx)
     if ctx.autocast is not None and framework == "torch":
         site.options["autocast"] = ctx.autocast
     ctx.sites.append(site)
     return site
 
 
-def _strip_parentheses(text: str) -> str:
+def strip_parentheses(text: str) -> str:
     """`(q @ k.T)` → `q @ k.T`, only where the outer parentheses enclose the whole expression."""
     while text.startswith("(") and text.endswith(")"):
         depth = 0

@@ -1,10 +1,16 @@
-"""Per-file state shared by the analysis passes, and the records they produce."""
+"""Per-file state shared by the analysis passes, and the records they produce.
+
+Positions are lazy: LibCST's PositionProvider re-generates the code of a whole unit, which costs
+more than parsing it, while the text report and flake8 only need the positions of findings. A unit
+resolves its positions the first time anything asks for one.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .facts import TensorFact
 from .imports import ImportTable
@@ -25,14 +31,9 @@ class Diagnostic:
 class CallSite:
     """One matmul/einsum/attention call found in the source, with what we know of its operands."""
 
-    line: int
-    column: int
-    end_line: int
-    end_column: int
     operation: str  # matmul | einsum | attention | linear | dot_general
     framework: str  # torch | numpy | jax | einops | opt_einsum
     function: str  # the callee as resolved: "torch.einsum", "@", "Tensor.matmul", "nn.Linear"
-    expression: str
     operands: tuple  # TensorFact | None per operand
     shapes: SiteShapes | None = None
     accumulation_dtype: str | None = None  # stated by the code (preferred_element_type, flags)
@@ -41,7 +42,46 @@ class CallSite:
     options: dict = field(default_factory=dict)  # subscripts, optimize, is_causal, path, ...
     unresolved: str | None = None  # why operands/shapes could not be modelled
     node: object = field(default=None, repr=False, compare=False)
+    ctx: object = field(default=None, repr=False, compare=False)
     id: int = -1
+    _position: tuple | None = field(default=None, repr=False)
+    _expression: str | None = field(default=None, repr=False)
+
+    def locate(self) -> "CallSite":
+        """Compute position and expression now (before the CST is dropped, e.g. to pickle)."""
+        if self._position is None:
+            self._position = self.ctx.position(self.node)
+        if self._expression is None:
+            from .call_sites import strip_parentheses
+
+            # LibCST positions already exclude a node's own parentheses; its code does not.
+            self._expression = strip_parentheses(self.ctx.code(self.node))
+        return self
+
+    def detach(self) -> "CallSite":
+        self.locate()
+        self.node = self.ctx = None
+        return self
+
+    @property
+    def line(self) -> int:
+        return self.locate()._position[0]
+
+    @property
+    def column(self) -> int:
+        return self.locate()._position[1]
+
+    @property
+    def end_line(self) -> int:
+        return self.locate()._position[2]
+
+    @property
+    def end_column(self) -> int:
+        return self.locate()._position[3]
+
+    @property
+    def expression(self) -> str:
+        return self.locate()._expression
 
 
 @dataclass
@@ -56,25 +96,36 @@ class FileFlags:
 @dataclass
 class FileContext:
     path: str
-    module: cst.Module
-    positions: object  # Mapping[CSTNode, CodeRange]
+    module: cst.Module  # the unit being analysed (the whole file, or one function of it)
     imports: ImportTable
     sizes: dict
     default_dtype: str
     strict_broadcast: bool
     sequence_dims: tuple
     aliases: dict = field(default_factory=dict)  # module-level type aliases: name -> ANode
+    alias_strings: dict = field(default_factory=dict)  # id(AString) in an alias -> (ctx, value node)
     flags: FileFlags = field(default_factory=FileFlags)
     sites: list = field(default_factory=list)
     diagnostics: list = field(default_factory=list)
     primary_framework: str = "torch"
     autocast: str | None = None  # dtype of an enclosing `torch.autocast` block
-    extra_positions: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`)
+    stand_ins: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`) -> real node
+    line_offset: int = 0  # the unit's first line in the file, minus one (and minus a wrapper line)
+    positions: object = None  # resolved on first use
+
+    def for_unit(self, module: cst.Module, line_offset: int) -> "FileContext":
+        """A context for one unit of the file: its own tree and positions, the file's shared records."""
+        from dataclasses import replace
+
+        return replace(self, module=module, line_offset=line_offset, positions=None, stand_ins={}, autocast=None)
 
     def position(self, node) -> tuple[int, int, int, int]:
-        """(line, column, end_line, end_column), 1-based columns, of a node."""
-        code_range = self.extra_positions.get(node) or self.positions[node]
-        return (code_range.start.line, code_range.start.column + 1, code_range.end.line, code_range.end.column + 1)
+        """(line, column, end_line, end_column) in the file, 1-based columns."""
+        if self.positions is None:
+            self.positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        code_range = self.positions[self.stand_ins.get(node, node)]
+        return (code_range.start.line + self.line_offset, code_range.start.column + 1,
+                code_range.end.line + self.line_offset, code_range.end.column + 1)
 
     def code(self, node) -> str:
         text = self.module.code_for_node(node).strip()

@@ -1,4 +1,4 @@
-"""One file, one parse: imports, aliases, pragmas and flags, then every function's flow.
+"""One file: imports, flags and pragmas from the stdlib tree, then LibCST on the units that matter.
 
 `analyse_source` is the single entry of the analysis; it returns the call sites and the analysis
 diagnostics (TCL001, TCL002). Costs and rules come after, from these records alone.
@@ -6,22 +6,21 @@ diagnostics (TCL001, TCL002). Costs and rules come after, from these records alo
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from shape_annotations import ShapeError, merge_dim_bindings, parse_pragma
+from shape_annotations import AString, Const, ShapeError, Sym, merge_dim_bindings, parse_pragma
 
 from .annotations import facts_from_annotation, single_fact, to_tree
 from .context import Diagnostic, FileContext, FileFlags
-from shape_annotations import Sym
-
 from .evaluator import SelfFact
 from .facts import DimFact
 from .function_flow import FunctionFlow
-from .imports import build_import_table, dotted_name
+from .imports import ast_dotted_name, dotted_name, import_table_from_ast
+from .units import select_units
 
 _PRAGMA = re.compile(r"#\s*tensorcost\s*:")
 _FLAG_ASSIGNMENTS = {
@@ -68,42 +67,21 @@ def _primary_framework(imports) -> str:
     return "torch"
 
 
-def _collect_aliases_and_flags(ctx: FileContext, module: cst.Module) -> None:
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target = small.targets[0].target
-                if isinstance(target, cst.Name) and isinstance(small.value, (cst.Subscript, cst.BinaryOperation)):
-                    ctx.aliases[target.value] = to_tree(small.value, ctx)
-            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-                annotation = dotted_name(small.annotation.annotation) or ""
-                if annotation.endswith("TypeAlias"):
-                    ctx.aliases[small.target.value] = to_tree(small.value, ctx)
-
-
-class _FlagFinder(cst.CSTVisitor):
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if not (isinstance(node.value, cst.Name) and node.value.value == "True"):
-            return
-        for target in node.targets:
-            name = self.ctx.imports.resolve(target.target)
-            flag = _FLAG_ASSIGNMENTS.get(name or "")
-            if flag is not None:
-                line = self.ctx.position(node)[0]
-                setattr(self.ctx.flags, flag, f"{dotted_name(target.target)} = True (line {line})")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        name = self.ctx.imports.resolve(node.func) or ""
-        if name == "torch.set_float32_matmul_precision" and node.args:
-            value = node.args[0].value
-            if isinstance(value, cst.SimpleString) and ("high" in value.value or "medium" in value.value):
-                line = self.ctx.position(node)[0]
-                self.ctx.flags.tf32 = f"torch.set_float32_matmul_precision({value.value}) (line {line})"
+def read_flags(tree: ast.Module, imports, flags: FileFlags) -> None:
+    """File-wide switches, wherever in the file they are set."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+            for target in node.targets:
+                dotted = ast_dotted_name(target)
+                flag = _FLAG_ASSIGNMENTS.get(imports.resolve_text(dotted) or "") if dotted else None
+                if flag is not None:
+                    setattr(flags, flag, f"{dotted} = True (line {node.lineno})")
+        elif isinstance(node, ast.Call) and node.args:
+            dotted = ast_dotted_name(node.func)
+            if dotted and imports.resolve_text(dotted) == "torch.set_float32_matmul_precision":
+                value = node.args[0]
+                if isinstance(value, ast.Constant) and value.value in ("high", "medium"):
+                    flags.tf32 = f"torch.set_float32_matmul_precision({value.value!r}) (line {node.lineno})"
 
 
 def _parameters(ctx: FileContext, node: cst.FunctionDef, env: dict, self_fact) -> dict:
@@ -152,11 +130,22 @@ def analyse_function(ctx: FileContext, node: cst.FunctionDef, env: dict, self_fa
             flow.small_statement(small, None)
 
 
+def _is_static(method: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators)
+
+
+def _self_for(method: cst.FunctionDef, built_in_init: SelfFact) -> SelfFact:
+    """`__init__` builds what every method sees through `self`; any other method works on its own
+    copy, since methods run in any order (`set_output_embeddings` must not unmake `self.lm_head`)."""
+    if method.name.value == "__init__":
+        return built_in_init
+    return SelfFact(dict(built_in_init.attributes))
+
+
 def analyse_class(ctx: FileContext, node: cst.ClassDef, env: dict) -> None:
     """`__init__` first: the attributes it builds (`nn.Linear`, `nn.Parameter`, dims from config)
     are what every other method sees through `self`."""
-    attributes: dict = {}
-    self_fact = SelfFact(attributes)
+    self_fact = SelfFact({})
     methods = []
     class_env = dict(env)
     flow = FunctionFlow(ctx, class_env)
@@ -167,28 +156,113 @@ def analyse_class(ctx: FileContext, node: cst.ClassDef, env: dict) -> None:
             flow.statement(statement)
     methods.sort(key=lambda m: m.name.value != "__init__")
     for method in methods:
-        is_static = any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators)
-        analyse_function(ctx, method, dict(class_env), None if is_static else self_fact)
+        analyse_function(ctx, method, dict(class_env), None if _is_static(method) else _self_for(method, self_fact))
 
 
-def analyse_source(text: str, path: str, config, cli_dims: dict | None = None) -> FileAnalysis:
-    """Parse once and analyse the whole file. Raises libcst.ParserSyntaxError on invalid Python."""
+def _parse_unit(base: FileContext, lines: list[str], start: int, end: int):
+    """(unit context, first statement) for source lines [start, end], parsed on their own. An
+    indented unit (a method) is wrapped in `if 1:` so its indentation stays as written."""
+    segment = "".join(lines[start - 1: end])
+    offset = start - 1
+    if segment[:1] in (" ", "\t"):
+        newline = "\r\n" if segment.endswith("\r\n") else "\n"
+        segment = "if 1:" + newline + segment
+        offset -= 1
+    module = cst.parse_module(segment)
+    statement = module.body[0]
+    if isinstance(statement, cst.If):
+        statement = statement.body.body[0]
+    return base.for_unit(module, offset), statement
+
+
+def _read_aliases(base: FileContext, lines: list[str], spans) -> None:
+    for start, end in spans:
+        ctx, statement = _parse_unit(base, lines, start, end)
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Assign):
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign):
+            target, value = small.target, small.value
+        else:
+            continue
+        tree = to_tree(value, ctx)
+        base.aliases[target.value] = tree
+        for string in _strings(tree):
+            base.alias_strings[id(string)] = (ctx, value)
+
+
+def _strings(tree):
+    if type(tree) is AString:
+        yield tree
+    for child in getattr(tree, "items", ()) or getattr(tree, "options", ()):
+        yield from _strings(child)
+    value = getattr(tree, "value", None)
+    if value is not None and not isinstance(value, str):
+        yield from _strings(value)
+
+
+def _whole_file(base: FileContext, text: str) -> None:
+    module = cst.parse_module(text)
+    ctx = base.for_unit(module, 0)
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name) and isinstance(small.value, (cst.Subscript, cst.BinaryOperation)):
+                    tree = to_tree(small.value, ctx)
+                    base.aliases[target.value] = tree
+                    for string in _strings(tree):
+                        base.alias_strings[id(string)] = (ctx, small.value)
+    FunctionFlow(ctx, {}).run(module.body)
+
+
+def _by_units(base: FileContext, lines: list[str], selection) -> None:
+    env = {name: DimFact(Const(value)) for name, value in selection.constants.items()}
+    _read_aliases(base, lines, selection.alias_statements)
+    self_facts: dict = {}
+    for unit in sorted(selection.units, key=lambda u: (u.class_key or u.start, not u.is_init, u.start)):
+        try:
+            ctx, node = _parse_unit(base, lines, unit.start, unit.end)
+        except cst.ParserSyntaxError as error:
+            base.diagnostics.append(Diagnostic("TCL900", unit.start, 1, (
+                f"internal error: LibCST cannot parse lines {unit.start}-{unit.end} ({error.message}); not analysed")))
+            continue
+        if unit.kind == "class":
+            analyse_class(ctx, node, dict(env))
+        elif unit.kind == "method":
+            self_fact = self_facts.setdefault(unit.class_key, SelfFact({}))
+            analyse_function(ctx, node, dict(env), None if _is_static(node) else _self_for(node, self_fact))
+        else:
+            analyse_function(ctx, node, dict(env))
+
+
+def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, tree=None) -> FileAnalysis:
+    """Analyse a file. Raises SyntaxError (from `ast`) on invalid Python; `tree` may be the stdlib
+    tree a host already parsed (flake8 hands its plugins one)."""
     diagnostics: list = []
     pragma_sizes = read_pragmas(text, diagnostics)
     sizes = merge_dim_bindings(config.dims, pragma_sizes, cli_dims or {})
-    module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    imports = build_import_table(module)
-    ctx = FileContext(
-        path=path, module=module, positions=positions, imports=imports, sizes=sizes,
+    if tree is None:
+        tree = ast.parse(text)
+    imports = import_table_from_ast(tree)
+    base = FileContext(
+        path=path, module=None, imports=imports, sizes=sizes,
         default_dtype=config.default_dtype, strict_broadcast=config.broadcast_policy == "strict",
         sequence_dims=tuple(config.sequence_dims), diagnostics=diagnostics,
         primary_framework=_primary_framework(imports),
     )
-    _collect_aliases_and_flags(ctx, module)
-    module.visit(_FlagFinder(ctx))
-    FunctionFlow(ctx, {}).run(module.body)
-    for index, site in enumerate(ctx.sites):
+    read_flags(tree, imports, base.flags)
+    lines = text.splitlines(keepends=True)
+    selection = select_units(tree, [line.rstrip("\r\n") for line in lines])
+    if selection.whole_file:
+        _whole_file(base, text)
+    else:
+        _by_units(base, lines, selection)
+    # Units run __init__-first; a stable sort by unit start numbers sites in file order without
+    # resolving any position (sites in one unit are recorded in evaluation order).
+    sites = sorted(base.sites, key=lambda site: site.ctx.line_offset)
+    for index, site in enumerate(sites):
         site.id = index
-    return FileAnalysis(ctx.sites, ctx.diagnostics, sizes, ctx.flags)
+    return FileAnalysis(sites, base.diagnostics, sizes, base.flags)

@@ -285,7 +285,7 @@ class FunctionFlow:
             from .call_sites import record_matmul_operator
 
             synthetic = cst.BinaryOperation(node.target, cst.MatrixMultiply(), node.value)
-            self.ctx.extra_positions[synthetic] = self.ctx.positions[node]
+            self.ctx.stand_ins[synthetic] = node
             fact = record_matmul_operator(self.evaluator, synthetic)
         else:
             left, right = self.evaluator.eval(node.target), self.evaluator.eval(node.value)

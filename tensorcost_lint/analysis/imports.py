@@ -92,6 +92,39 @@ class ImportTable:
         return full
 
 
+def ast_dotted_name(node) -> str | None:
+    import ast
+
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def import_table_from_ast(tree) -> ImportTable:
+    """The same table from the stdlib tree: imports anywhere in the file, at `ast` speed."""
+    import ast
+
+    table = ImportTable()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    table.aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    table.aliases[head] = head
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    table.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return table
+
+
 def build_import_table(module: cst.Module) -> ImportTable:
     """Imports anywhere in the file (module level, inside functions, under `if TYPE_CHECKING`)."""
     table = ImportTable()

@@ -19,4 +19,7 @@ class InternalError(Rule):
     use_instead = "Report the message at the project's issue tracker; `# noqa: TCL900` silences it meanwhile."
 
     def check(self, context):
-        return ()
+        # analysis failures confined to one unit (the rest of the file was analysed)
+        for diagnostic in context.diagnostics:
+            if diagnostic.code == self.code:
+                yield self.finding(context, diagnostic.line, diagnostic.column, diagnostic.message)

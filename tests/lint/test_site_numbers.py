@@ -228,3 +228,26 @@ def test_parenthesised_sites_point_at_the_expression_and_their_fix_inserts_befor
     fix = [f for f in result.findings if f.code == "TCL403"][0].fix
     text = line[: fix.column - 1] + fix.replacement + line[fix.end_column - 1:]
     assert text.endswith('np.einsum("ij,jk,kl->il", a, b, c, optimize="optimal")) * 2')
+
+
+def test_only_init_defines_what_other_methods_see_through_self():
+    source = '''
+        import torch.nn as nn
+        from jaxtyping import Float
+        from torch import Tensor
+
+
+        class Head(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.lm_head = nn.Linear(config.d_model, config.vocab, bias=False)
+
+            def set_output_embeddings(self, new):
+                self.lm_head = new
+
+            def forward(self, h: Float[Tensor, "tokens d_model"]):
+                return self.lm_head(h)
+    '''
+    result = lint(source, {"dims": {"tokens": 16, "d_model": 64, "vocab": 1000}})
+    [site] = [s for s in result.sites if s.site.operation == "linear"]
+    assert site.cost.flops == 2 * 16 * 64 * 1000
