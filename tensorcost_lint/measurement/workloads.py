@@ -7,10 +7,10 @@ attention forward pass — never the analysed code itself, which is not imported
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from estimator import AttentionPlan, DTYPES, estimate
+from estimator import DTYPES, FLOP_CONVENTIONS, AttentionPlan, estimate
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -114,6 +114,35 @@ def step_output_shapes(workload: Workload) -> list[tuple]:
     return outputs
 
 
+def contraction_flops(workload: Workload, fma_flops: int = 2) -> int:
+    """FLOPs of the steps this workload will run, in the cost model's convention (per index
+    point: one multiply per extra operand, plus the add when an index is summed and FMAs count 2)."""
+    live = [tuple(s) for s in workload.operand_shapes]
+    total = 0
+    for step, output_shape in zip(workload.steps, step_output_shapes(workload)):
+        inputs, output = step.subscripts.split("->")
+        terms = inputs.split(",")
+        sizes = label_sizes(terms, [live[p] for p in step.operands]) or {}
+        summed = bool(set("".join(terms)) - set(output))
+        per_point = max(1, len(terms) - 1) + (1 if summed and fma_flops == 2 else 0)
+        total += per_point * _product(sizes.values())
+        live = [s for i, s in enumerate(live) if i not in step.operands] + [output_shape]
+    return total * workload.executions
+
+
+def checked(workload: Workload, fma_flops: int = 2) -> Workload:
+    """The workload, or a skipped one when what it would run is not what was costed: timing a
+    different problem and comparing it with this bound would be worse than no comparison."""
+    if workload.skip_reason or workload.flops is None:
+        return workload
+    ran = contraction_flops(workload, fma_flops) if workload.attention_form is None else (
+        attention_flops(*workload.operand_shapes, fma_flops=fma_flops) * workload.executions)
+    if ran != workload.flops:
+        return replace(workload, skip_reason=f"the synthetic run would do {ran} FLOPs, the model counts "
+                                             f"{workload.flops}; not comparable (please report this)")
+    return workload
+
+
 def relabel(site_shapes) -> tuple[list[str], str]:
     """The analysis's labels (ellipsis dims use private characters) as a-zA-Z, which every
     einsum implementation accepts; the same mapping the cost model uses."""
@@ -123,6 +152,34 @@ def relabel(site_shapes) -> tuple[list[str], str]:
             table[label] = _LETTERS[len(table)]
     inputs = ["".join(table[c] for c in term) for term in site_shapes.inputs]
     return inputs, "".join(table[c] for c in site_shapes.output)
+
+
+def _rank4(shape: tuple) -> tuple:
+    """SDPA takes [..., L, E]: leading dims fold into batch, the one before L is the heads."""
+    if len(shape) >= 4:
+        return (_product(shape[:-3]), shape[-3], shape[-2], shape[-1])
+    return (1,) * (4 - len(shape)) + tuple(shape)
+
+
+def attention_flops(query: tuple, key: tuple, value: tuple, fma_flops: int = 2) -> int:
+    """Its two matmuls, QKᵀ and PV (softmax is not counted, as in the cost model)."""
+    b, h, sq, d = query
+    return fma_flops * b * h * sq * key[2] * (d + value[3])
+
+
+def attention_shapes(framework: str, shapes: tuple, flops: int) -> tuple | None:
+    """q, k, v as [batch, heads, seq, dim], the layout every backend here is given.
+
+    jax writes [batch, seq, heads, dim] and torch [..., seq, dim]; which layout the cost model
+    reported the shapes in is checked against its FLOPs rather than assumed, so a change on
+    either side makes this site skip with a reason instead of timing the wrong problem.
+    """
+    as_written = tuple(_rank4(s) for s in shapes)
+    swapped = tuple((s[0], s[2], s[1], s[3]) for s in as_written)
+    for candidate in ((swapped, as_written) if framework == "jax" else (as_written, swapped)):
+        if attention_flops(*candidate) == flops:
+            return candidate
+    return None
 
 
 def _numbers(cost) -> dict:
@@ -148,17 +205,21 @@ def site_workload(number: int, path: str, site_result, config) -> Workload:
                   output_dtype=cost.output_dtype, accumulation_dtype=cost.accumulation_dtype,
                   executions=config.execution.count, hardware_id=hardware.id, hardware=hardware, **_numbers(cost))
     if site.shapes.attention:
-        return Workload(**common, attention_form="fused", causal=bool(site.options.get("is_causal")))
+        shapes = attention_shapes(site.framework, common["operand_shapes"], cost.flops // config.execution.count)
+        if shapes is None:
+            return Workload(**common, skip_reason="attention operand shapes do not give the modelled FLOPs")
+        common["operand_shapes"] = shapes
+        return checked(Workload(**common, attention_form="fused", causal=bool(site.options.get("is_causal"))))
     if cost.execution is not None and cost.execution.order is not None:
         steps = tuple(Step(tuple(s.operands), s.subscripts, single_loop=len(s.operands) != 2)
                       for s in cost.execution.order.steps)
-        return Workload(**common, steps=steps)
+        return checked(Workload(**common, steps=steps))
     inputs, output = relabel(site.shapes)
     if label_sizes(inputs, cost.operand_shapes) is None:
         return Workload(**common, skip_reason="operand shapes do not bind to the site's einsum labels")
     step = Step(tuple(range(len(inputs))), ",".join(inputs) + "->" + output,
                 single_loop=_single_loop(site) or len(inputs) != 2)
-    return Workload(**common, steps=(step,))
+    return checked(Workload(**common, steps=(step,)))
 
 
 def plan_workload(number: int, path: str, plan) -> Workload:
@@ -169,12 +230,13 @@ def plan_workload(number: int, path: str, plan) -> Workload:
                   lower_bound_seconds=result.lower_bound_seconds, bottleneck=result.bottleneck,
                   bound_reason=result.bound_reason, plan_id=result.plan_id,
                   hardware_id=plan.hardware.id if plan.hardware else None, hardware=plan.hardware)
+    fma_flops = FLOP_CONVENTIONS[plan.flop_convention]
     if type(plan) is AttentionPlan:
-        return Workload(**common, operand_shapes=(plan.query.shape, plan.key.shape, plan.value.shape),
-                        operand_dtype=plan.operand_dtype.name, output_dtype=plan.output_dtype.name,
-                        accumulation_dtype=plan.accumulation.name, attention_form=plan.form)
+        return checked(Workload(**common, operand_shapes=(plan.query.shape, plan.key.shape, plan.value.shape),
+                                operand_dtype=plan.operand_dtype.name, output_dtype=plan.output_dtype.name,
+                                accumulation_dtype=plan.accumulation.name, attention_form=plan.form), fma_flops)
     contraction = plan.contraction
     step = Step(tuple(range(len(plan.inputs))), contraction.subscripts, single_loop=len(plan.inputs) != 2)
-    return Workload(**common, operand_shapes=tuple(t.shape for t in plan.inputs),
-                    operand_dtype=plan.operand_dtype.name, output_dtype=plan.output.dtype.name,
-                    accumulation_dtype=plan.accumulation_dtype.name, steps=(step,))
+    return checked(Workload(**common, operand_shapes=tuple(t.shape for t in plan.inputs),
+                            operand_dtype=plan.operand_dtype.name, output_dtype=plan.output.dtype.name,
+                            accumulation_dtype=plan.accumulation_dtype.name, steps=(step,)), fma_flops)

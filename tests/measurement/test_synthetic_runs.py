@@ -92,3 +92,30 @@ def test_every_cold_copy_computes_the_same_result():
     for first, second in itertools.combinations(results, 2):
         np.testing.assert_allclose(first, second)
     assert len({id(call) for call in calls}) == 3
+
+
+def test_attention_layout_is_checked_against_the_modelled_flops():
+    from tensorcost_lint.measurement.workloads import attention_flops, attention_shapes
+
+    bhsd = ((2, 8, 128, 64), (2, 8, 128, 64), (2, 8, 128, 64))
+    bshd = tuple((s[0], s[2], s[1], s[3]) for s in bhsd)
+    flops = attention_flops(*bhsd)
+    assert attention_shapes("jax", bshd, flops) == bhsd  # jax writes [batch, seq, heads, dim]
+    assert attention_shapes("torch", bhsd, flops) == bhsd
+    assert attention_shapes("torch", ((128, 64), (128, 64), (128, 64)), attention_flops(*((1, 1, 128, 64),) * 3)) == (
+        (1, 1, 128, 64),) * 3  # SDPA's [..., L, E]
+    assert attention_shapes("torch", bhsd, flops + 1) is None
+
+
+def test_a_workload_that_would_run_other_flops_is_skipped_not_timed():
+    from tensorcost_lint.measurement.workloads import checked
+
+    base = dict(operand_shapes=((4, 5), (5, 6)), operand_dtype="float32", steps=(Step((0, 1), "ab,bc->ac"),))
+    right = Workload(0, "x", None, None, None, "matmul", "torch", "", flops=2 * 4 * 5 * 6, **base)
+    assert checked(right).skip_reason is None
+    wrong = Workload(0, "x", None, None, None, "matmul", "torch", "", flops=2 * 4 * 5 * 6 + 1, **base)
+    assert "FLOPs" in checked(wrong).skip_reason
+    looped = Workload(0, "x", None, None, None, "einsum", "numpy", "", operand_shapes=((2, 3), (3, 4), (4, 5)),
+                      operand_dtype="float32", steps=(Step((0, 1, 2), "ab,bc,cd->ad", single_loop=True),),
+                      flops=3 * 2 * 3 * 4 * 5, executions=1)
+    assert checked(looped).skip_reason is None  # one loop over 4 indices: 2 multiplies + 1 add per point
