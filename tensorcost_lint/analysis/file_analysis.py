@@ -67,8 +67,14 @@ def _primary_framework(imports) -> str:
     return "torch"
 
 
-def read_flags(tree: ast.Module, imports, flags: FileFlags) -> None:
-    """File-wide switches, wherever in the file they are set."""
+_FLAG_TEXT = re.compile(r"allow_fp16_accumulation|allow_bf16_reduced_precision_reduction|allow_tf32"
+                        r"|set_float32_matmul_precision")
+
+
+def read_flags(tree: ast.Module, imports, flags: FileFlags, text: str) -> None:
+    """File-wide switches, wherever in the file they are set (walked only if their names appear)."""
+    if not _FLAG_TEXT.search(text):
+        return
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
             for target in node.targets:
@@ -253,7 +259,7 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
         sequence_dims=tuple(config.sequence_dims), diagnostics=diagnostics,
         primary_framework=_primary_framework(imports),
     )
-    read_flags(tree, imports, base.flags)
+    read_flags(tree, imports, base.flags, text)
     lines = text.splitlines(keepends=True)
     selection = select_units(tree, [line.rstrip("\r\n") for line in lines])
     if selection.whole_file:

@@ -106,11 +106,14 @@ def ast_dotted_name(node) -> str | None:
 
 
 def import_table_from_ast(tree) -> ImportTable:
-    """The same table from the stdlib tree: imports anywhere in the file, at `ast` speed."""
+    """The same table from the stdlib tree: imports in any block of the file (module level, under
+    `if TYPE_CHECKING:`, in try/except, inside functions), visiting statements only."""
     import ast
 
     table = ImportTable()
-    for node in ast.walk(tree):
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -118,10 +121,16 @@ def import_table_from_ast(tree) -> ImportTable:
                 else:
                     head = alias.name.split(".")[0]
                     table.aliases[head] = head
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            for alias in node.names:
-                if alias.name != "*":
-                    table.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.ImportFrom):
+            if not node.level and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        table.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        else:
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, block, None)
+                if isinstance(children, list):
+                    pending.extend(children)
     return table
 
 

@@ -4,9 +4,9 @@ LibCST's parse and its position metadata cost several times `ast.parse` on real 
 most functions in a model file (weight init, config plumbing, loading) hold nothing tensorcost can
 report. A unit — a top-level function, or one method of a top-level class — is analysed only if it
 can produce a finding: it calls something that is a call site or einops, uses `@`, builds or calls
-an `nn.Linear`, carries a shape-string annotation, or has a shape-like comment. Everything else is
-skipped without being parsed twice. A method's class `__init__` comes along, since it builds the
-attributes the method reads through `self`.
+an `nn.Linear`, carries a shape-string annotation, or has a shape-like comment. A cheap look at a
+unit's text rejects most units first; the rest get one walk of their tree. A method's class
+`__init__` comes along, since it builds the attributes the method reads through `self`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ SITE_NAMES = frozenset({
 })
 LINEAR_CLASSES = frozenset({"Linear", "LazyLinear"})
 SHAPE_COMMENT = re.compile(r"#\s*(?:shape\b|[(\[]\s*[\w.])")
+# A superset, on text, of what the tree walk looks for: a unit whose text has none of these cannot
+# be a candidate. (Names inside strings or comments only cost a walk, never a missed finding.)
+_UNIT_TEXT = re.compile(
+    r"@|\b(?:" + "|".join(sorted(SITE_NAMES | LINEAR_CLASSES)) + r")\b|\[\s*['\"]|,\s*['\"]|#\s*(?:shape\b|[(\[])"
+)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -58,66 +63,74 @@ def _has_shape_string(node: ast.Subscript) -> bool:
     return any(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items)
 
 
+def _string_annotation(annotation) -> bool:
+    """A forward-reference annotation `"Float[Tensor, 'b s']"` is a string, not a subscript."""
+    return isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and "[" in annotation.value
+
+
 def _first_line(node) -> int:
     decorators = getattr(node, "decorator_list", None)
     return min([node.lineno] + [d.lineno for d in decorators or ()])
 
 
-class _Candidates:
+@dataclass
+class _Scan:
+    """What one walk of a unit found: whether it is a candidate on its own, the `self.X(...)` calls
+    it makes (candidates if X is an nn.Linear), and the `self.X = nn.Linear(...)` it builds."""
+
+    candidate: bool = False
+    self_calls: set = field(default_factory=set)
+    linear_attributes: set = field(default_factory=set)
+
+
+def _scan(node) -> _Scan:
+    scan = _Scan()
+    for inner in ast.walk(node):
+        kind = type(inner)
+        if kind is ast.Call:
+            name = _call_name(inner)
+            if name in SITE_NAMES or name in LINEAR_CLASSES:
+                scan.candidate = True
+            func = inner.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                scan.self_calls.add(func.attr)
+        elif kind is ast.BinOp or kind is ast.AugAssign:
+            if isinstance(inner.op, ast.MatMult):
+                scan.candidate = True
+        elif kind is ast.Subscript:
+            if _has_shape_string(inner):
+                scan.candidate = True
+        elif kind is ast.Assign:
+            if isinstance(inner.value, ast.Call) and _call_name(inner.value) in LINEAR_CLASSES:
+                scan.linear_attributes.update(t.attr for t in inner.targets if isinstance(t, ast.Attribute))
+        elif kind is ast.AnnAssign:
+            if _string_annotation(inner.annotation):
+                scan.candidate = True
+        elif kind in _FUNCTIONS:
+            arguments = inner.args
+            annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+            if any(_string_annotation(a) for a in (*annotations, inner.returns)):
+                scan.candidate = True
+    return scan
+
+
+class _Source:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
 
-    def comments_in(self, start: int, end: int) -> bool:
-        for line in self.lines[start - 1: end]:
-            if "#" in line and SHAPE_COMMENT.search(line):
-                return True
-        return False
+    def text(self, node) -> str:
+        return "\n".join(self.lines[_first_line(node) - 1: node.end_lineno])
 
-    def holds(self, node, linear_attributes=frozenset()) -> bool:
-        for inner in ast.walk(node):
-            if isinstance(inner, (ast.BinOp, ast.AugAssign)) and isinstance(inner.op, ast.MatMult):
-                return True
-            if isinstance(inner, ast.Call):
-                name = _call_name(inner)
-                if name in SITE_NAMES or name in LINEAR_CLASSES:
-                    return True
-                func = inner.func
-                if isinstance(func, ast.Attribute) and func.attr in linear_attributes \
-                        and isinstance(func.value, ast.Name) and func.value.id == "self":
-                    return True
-            elif isinstance(inner, ast.Subscript) and _has_shape_string(inner):
-                return True
-        if _string_annotations(node):
-            return True
-        return self.comments_in(_first_line(node), node.end_lineno)
-
-
-def _string_annotations(node) -> bool:
-    """Forward-reference annotations `"Float[Tensor, 'b s']"` are strings, not subscripts."""
-    for inner in ast.walk(node):
-        annotations = []
-        if isinstance(inner, _FUNCTIONS):
-            arguments = inner.args
-            annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
-            annotations += [inner.returns]
-        elif isinstance(inner, ast.AnnAssign):
-            annotations = [inner.annotation]
-        for annotation in annotations:
-            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and "[" in annotation.value:
-                return True
-    return False
-
-
-def _linear_attributes(cls: ast.ClassDef) -> frozenset:
-    """`self.proj = nn.Linear(...)` anywhere in the class: calls of `self.proj` are call sites."""
-    names = set()
-    for inner in ast.walk(cls):
-        if isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call) \
-                and _call_name(inner.value) in LINEAR_CLASSES:
-            for target in inner.targets:
-                if isinstance(target, ast.Attribute):
-                    names.add(target.attr)
-    return frozenset(names)
+    def scan(self, node, self_calls: re.Pattern | None = None) -> _Scan | None:
+        """None when the unit's text rules it out without walking its tree. `self_calls` matches
+        calls of the class's nn.Linear attributes, which are call sites too."""
+        text = self.text(node)
+        if not _UNIT_TEXT.search(text) and (self_calls is None or not self_calls.search(text)):
+            return None
+        scan = _scan(node)
+        if not scan.candidate and "#" in text and SHAPE_COMMENT.search(text):
+            scan.candidate = True
+        return scan
 
 
 def _is_alias(statement) -> bool:
@@ -132,38 +145,48 @@ def _is_alias(statement) -> bool:
 
 def select_units(tree: ast.Module, lines: list[str]) -> Selection:
     selection = Selection()
-    candidates = _Candidates(lines)
+    source = _Source(lines)
     for statement in tree.body:
         if isinstance(statement, _FUNCTIONS):
-            if candidates.holds(statement):
+            scan = source.scan(statement)
+            if scan is not None and scan.candidate:
                 selection.units.append(Unit(_first_line(statement), statement.end_lineno, "function"))
         elif isinstance(statement, ast.ClassDef):
-            _select_methods(statement, candidates, selection)
+            _select_methods(statement, source, selection)
         elif _is_alias(statement):
             selection.alias_statements.append((statement.lineno, statement.end_lineno))
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant) \
                 and type(statement.value.value) is int and statement.value.value > 0:
             selection.constants[statement.targets[0].id] = statement.value.value
-        elif not isinstance(statement, (ast.Import, ast.ImportFrom)) and candidates.holds(statement):
-            selection.whole_file = True
+        elif not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            scan = source.scan(statement)
+            if scan is not None and scan.candidate:
+                selection.whole_file = True
     return selection
 
 
-def _select_methods(cls: ast.ClassDef, candidates: _Candidates, selection: Selection) -> None:
-    linear = _linear_attributes(cls)
+def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) -> None:
     methods = [m for m in cls.body if isinstance(m, _FUNCTIONS)]
     others = [s for s in cls.body if not isinstance(s, _FUNCTIONS)]
-    if any(candidates.holds(s) for s in others):
-        # class-level code or nested classes that matter: the class is analysed in one piece
-        selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class"))
-        return
-    chosen = [m for m in methods if candidates.holds(m, linear)]
+    for statement in others:
+        scan = source.scan(statement)
+        if scan is not None and scan.candidate:
+            # class-level code or nested classes that matter: the class is analysed in one piece
+            selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class"))
+            return
+    linear = set()
+    for method in methods:
+        if "Linear" in source.text(method):
+            linear |= _scan(method).linear_attributes
+    self_calls = re.compile(r"\bself\.(?:" + "|".join(sorted(linear)) + r")\s*\(") if linear else None
+    scans = {id(m): source.scan(m, self_calls) for m in methods}
+    chosen = [m for m in methods if scans[id(m)] is not None
+              and (scans[id(m)].candidate or scans[id(m)].self_calls & linear)]
     if not chosen:
         return
-    key = cls.lineno
     for method in methods:
         if method.name == "__init__" and method not in chosen:
             chosen.append(method)
     for method in sorted(chosen, key=lambda m: m.lineno):
-        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", key, method.name == "__init__"))
+        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", cls.lineno, method.name == "__init__"))
