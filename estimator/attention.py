@@ -42,6 +42,7 @@ class AttentionPlan:
     output_dtype: DType
     score_dtype: DType
     training: bool = False
+    causal: bool = False  # a causal mask: only the unmasked scores have to be computed
     accumulation_dtype: DType | None = None
     operation_class: str = "dense-matmul"
     flop_convention: str = "fma-2"
@@ -60,6 +61,7 @@ class AttentionPlan:
         require_type(self.output_dtype, DType, "output_dtype")
         require_type(self.score_dtype, DType, "score_dtype")
         require_type(self.training, bool, "training")
+        require_type(self.causal, bool, "causal")
         require_choice(self.flop_convention, tuple(FLOP_CONVENTIONS), "flop_convention")
         require_type(self.execution, ExecutionPolicy, "execution")
         require_type(self.traffic, TrafficModel, "traffic")
@@ -114,12 +116,25 @@ class AttentionPlan:
     def scores_bytes(self) -> int:
         return checked_product((self.scores_elements, self.score_dtype.bytes), "scores")
 
+    def score_entries(self) -> int:
+        """Score entries per (batch, head) that must be computed. A causal mask (torch SDPA and
+        jax.nn.dot_product_attention align it top-left: query i sees keys 0..i) leaves
+        sum_i min(i+1, sk) of them — what a fused causal kernel has to do at the least, so the
+        bound stays a bound."""
+        sq, sk = self.query.shape[2], self.key.shape[2]
+        if not self.causal:
+            return checked_product((sq, sk), "scores")
+        if sq <= sk:
+            return sq * (sq + 1) // 2
+        return sk * (sk + 1) // 2 + (sq - sk) * sk
+
     def flops(self) -> int:
-        b, h, sq, d = self.query.shape
-        sk, dv = self.key.shape[2], self.value.shape[3]
+        b, h, _, d = self.query.shape
+        dv = self.value.shape[3]
         per_fma = FLOP_CONVENTIONS[self.flop_convention]
-        scores = checked_product((per_fma, b, h, sq, sk, d), "flops")
-        weighted = checked_product((per_fma, b, h, sq, sk, dv), "flops")
+        entries = self.score_entries()
+        scores = checked_product((per_fma, b, h, entries, d), "flops")
+        weighted = checked_product((per_fma, b, h, entries, dv), "flops")
         return checked_product((checked_sum((scores, weighted), "flops"), self.execution.count), "flops")
 
     def statistics_bytes(self) -> int:

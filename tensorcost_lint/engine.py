@@ -122,8 +122,12 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
     for site in analysis.sites:
         try:
             cost = cost_site(site, analysis.sizes, config)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:  # noqa: BLE001 - reported as TCL900, never raised
             cost = unresolved(f"internal error while costing: {type(error).__name__}: {error}")
+            if "TCL900" in codes:
+                crash = _internal_error(path, error)
+                result.findings.append(Finding(path, site.line, site.column, crash.code, crash.severity,
+                                               crash.message, site.id))
         result.sites.append(SiteResult(site, cost))
     context = RuleContext(path, config, analysis.sizes, result.sites, analysis.diagnostics)
     for rule in ALL_RULES:

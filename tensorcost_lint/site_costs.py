@@ -54,6 +54,7 @@ class SiteCost:
     execution: object = None  # FrameworkExecution for multi-operand einsums
     network: object = None  # the planner Network those einsums were bound to
     largest_intermediate_bytes: int | None = None
+    plans: tuple = ()  # the checked estimator plans behind these numbers (one per executed step)
 
     @property
     def flops_formula(self) -> str | None:
@@ -183,6 +184,7 @@ def _finish(plan, site: CallSite, flops_poly, bytes_poly, operand_shapes=None, *
         compute_evidence=result.compute_evidence,
         bandwidth_evidence=result.bandwidth_evidence,
         plan_id=result.plan_id,
+        plans=(plan,),
         **extra,
     )
 
@@ -232,17 +234,39 @@ def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation
         operation=f"attention at line {site.line}", form="fused",
         query=TensorSpec("query", query, operand), key=TensorSpec("key", key, operand),
         value=TensorSpec("value", value, operand), output_dtype=output_dtype, score_dtype=output_dtype,
-        accumulation_dtype=accumulation, operation_class=operation_class, **_common(config),
+        causal=bool(site.options.get("is_causal")), accumulation_dtype=accumulation,
+        operation_class=operation_class, **_common(config),
     )
     model = site.shapes
-    scores = [model.dims[label] for label in dict.fromkeys(model.inputs[0] + model.inputs[1])]
-    weighted = [model.dims[label] for label in dict.fromkeys(model.output[:-1] + model.inputs[1][-2:-1] + model.output[-1:])]
-    first, second = _polynomial(scores, 2), _polynomial(weighted, 2)
-    flops_poly = None if first is None or second is None else first + second
+    flops_poly = _attention_polynomial(model, plan.causal)
     bytes_poly = _bytes_polynomial([model.dims[label] for label in model.output], output_dtype)
     result = _finish(plan, site, flops_poly, bytes_poly, operand_shapes=given)
     # in both layouts the output is the query's shape with the value's head dim
     return replace(result, output_shape=given[0][:-1] + given[2][-1:])
+
+
+def _attention_polynomial(model, causal: bool):
+    """2·(batch·q·k)·d + 2·(batch·q·k)·e; causal with q and k the same dim: q·k → q(q+1)/2."""
+    # roles by label, whatever the layout: the query's own label is the one the key lacks
+    q_labels, k_labels, v_labels = model.inputs
+    d_label, e_label = q_labels[-1], v_labels[-1]
+    q_label = next(c for c in q_labels if c not in k_labels)
+    k_label = next(c for c in k_labels if c not in q_labels)
+    batch = [model.dims[c] for c in q_labels if c not in (q_label, d_label)]
+    q_dim, k_dim = model.dims[q_label], model.dims[k_label]
+    d, e = model.dims[d_label], model.dims[e_label]
+    head = Polynomial.from_dims(batch)
+    width = Polynomial.from_dims([d]) + Polynomial.from_dims([e]) if None not in (
+        Polynomial.from_dims([d]), Polynomial.from_dims([e])) else None
+    if head is None or width is None:
+        return None
+    if not causal:
+        entries = Polynomial.from_dims([q_dim, k_dim])
+        return None if entries is None else head * entries * width * 2
+    if q_dim != k_dim:
+        return None  # min(i+1, k) summed over q: not a polynomial unless q and k are one dim
+    query = Polynomial.from_dim(q_dim)
+    return None if query is None else head * (query * query + query) * width
 
 
 def _as_rank4(shape):
@@ -328,6 +352,7 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
         execution=execution,
         network=network,
         largest_intermediate_bytes=largest or None,
+        plans=tuple(plans),
     )
 
 

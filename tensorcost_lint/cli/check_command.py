@@ -56,7 +56,7 @@ def overrides_from(args) -> Overrides:
     )
 
 
-def _check_paths(paths):
+def check_paths(paths):
     import os
 
     missing = [p for p in paths if not os.path.exists(p)]
@@ -66,7 +66,7 @@ def _check_paths(paths):
 
 def run(args) -> int:
     paths = args.paths or ["."]
-    _check_paths(paths)
+    check_paths(paths)
     if args.jobs < 1:
         raise ConfigError("--jobs", str(args.jobs), "must be at least 1")
     resolver = ConfigResolver(overrides_from(args))

@@ -54,10 +54,10 @@ def run(args) -> int:
     from ..reporting.cost_table import attach_measurements, file_findings, site_rows, totals
     from ..reporting.text_report import render_report_text
     from ..runner import lint_paths
-    from .check_command import _check_paths
+    from .check_command import check_paths
 
     paths = args.paths or ["."]
-    _check_paths(paths)
+    check_paths(paths)
     picture_format = None
     if args.roofline:
         picture_format = PICTURE_FORMATS.get(Path(args.roofline).suffix.lower())

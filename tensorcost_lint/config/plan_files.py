@@ -170,11 +170,12 @@ def _build(top: MappingReader, source: str, evidence: dict):
             raise top.error("inputs", "an attention plan takes query, key and value")
         form = attention.choice("form", ATTENTION_FORMS, required=True)
         training = attention.boolean("training", False)
+        causal = attention.boolean("causal", False)
         score_dtype = _dtype(attention, "score_dtype", required=False) or output_dtype
         attention.finish()
         plan = AttentionPlan(
             operation=operation, form=form, query=inputs[0], key=inputs[1], value=inputs[2],
-            output_dtype=output_dtype, score_dtype=score_dtype, training=training,
+            output_dtype=output_dtype, score_dtype=score_dtype, training=training, causal=causal,
             accumulation_dtype=accumulation, operation_class=operation_class, flop_convention=convention,
             execution=execution, traffic=traffic, hardware=hardware, owners=owners,
         )

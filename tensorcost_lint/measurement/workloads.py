@@ -136,7 +136,7 @@ def checked(workload: Workload, fma_flops: int = 2) -> Workload:
     if workload.skip_reason or workload.flops is None:
         return workload
     ran = contraction_flops(workload, fma_flops) if workload.attention_form is None else (
-        attention_flops(*workload.operand_shapes, fma_flops=fma_flops) * workload.executions)
+        attention_flops(*workload.operand_shapes, fma_flops=fma_flops, causal=workload.causal) * workload.executions)
     if ran != workload.flops:
         return replace(workload, skip_reason=f"the synthetic run would do {ran} FLOPs, the model counts "
                                              f"{workload.flops}; not comparable (please report this)")
@@ -154,32 +154,13 @@ def relabel(site_shapes) -> tuple[list[str], str]:
     return inputs, "".join(table[c] for c in site_shapes.output)
 
 
-def _rank4(shape: tuple) -> tuple:
-    """SDPA takes [..., L, E]: leading dims fold into batch, the one before L is the heads."""
-    if len(shape) >= 4:
-        return (_product(shape[:-3]), shape[-3], shape[-2], shape[-1])
-    return (1,) * (4 - len(shape)) + tuple(shape)
-
-
-def attention_flops(query: tuple, key: tuple, value: tuple, fma_flops: int = 2) -> int:
-    """Its two matmuls, QKᵀ and PV (softmax is not counted, as in the cost model)."""
+def attention_flops(query: tuple, key: tuple, value: tuple, fma_flops: int = 2, causal: bool = False) -> int:
+    """Its two matmuls, QKᵀ and PV (softmax is not counted, as in the cost model); under a causal
+    mask only the scores query i may see (keys 0..i) are computed."""
     b, h, sq, d = query
-    return fma_flops * b * h * sq * key[2] * (d + value[3])
-
-
-def attention_shapes(framework: str, shapes: tuple, flops: int) -> tuple | None:
-    """q, k, v as [batch, heads, seq, dim], the layout every backend here is given.
-
-    jax writes [batch, seq, heads, dim] and torch [..., seq, dim]; which layout the cost model
-    reported the shapes in is checked against its FLOPs rather than assumed, so a change on
-    either side makes this site skip with a reason instead of timing the wrong problem.
-    """
-    as_written = tuple(_rank4(s) for s in shapes)
-    swapped = tuple((s[0], s[2], s[1], s[3]) for s in as_written)
-    for candidate in ((swapped, as_written) if framework == "jax" else (as_written, swapped)):
-        if attention_flops(*candidate) == flops:
-            return candidate
-    return None
+    sk = key[2]
+    scores = sum(min(i + 1, sk) for i in range(sq)) if causal else sq * sk
+    return fma_flops * b * h * scores * (d + value[3])
 
 
 def _numbers(cost) -> dict:
@@ -205,11 +186,9 @@ def site_workload(number: int, path: str, site_result, config) -> Workload:
                   output_dtype=cost.output_dtype, accumulation_dtype=cost.accumulation_dtype,
                   executions=config.execution.count, hardware_id=hardware.id, hardware=hardware, **_numbers(cost))
     if site.shapes.attention:
-        shapes = attention_shapes(site.framework, common["operand_shapes"], cost.flops // config.execution.count)
-        if shapes is None:
-            return Workload(**common, skip_reason="attention operand shapes do not give the modelled FLOPs")
-        common["operand_shapes"] = shapes
-        return checked(Workload(**common, attention_form="fused", causal=bool(site.options.get("is_causal"))))
+        plan = cost.plans[0]  # the attention plan: q, k, v as [batch, heads, seq, dim], as backends take them
+        common["operand_shapes"] = (plan.query.shape, plan.key.shape, plan.value.shape)
+        return checked(Workload(**common, attention_form="fused", causal=plan.causal))
     if cost.execution is not None and cost.execution.order is not None:
         steps = tuple(Step(tuple(s.operands), s.subscripts, single_loop=len(s.operands) != 2)
                       for s in cost.execution.order.steps)
@@ -234,7 +213,8 @@ def plan_workload(number: int, path: str, plan) -> Workload:
     if type(plan) is AttentionPlan:
         return checked(Workload(**common, operand_shapes=(plan.query.shape, plan.key.shape, plan.value.shape),
                                 operand_dtype=plan.operand_dtype.name, output_dtype=plan.output_dtype.name,
-                                accumulation_dtype=plan.accumulation.name, attention_form=plan.form), fma_flops)
+                                accumulation_dtype=plan.accumulation.name, attention_form=plan.form,
+                                causal=plan.causal), fma_flops)
     contraction = plan.contraction
     step = Step(tuple(range(len(plan.inputs))), contraction.subscripts, single_loop=len(plan.inputs) != 2)
     return checked(Workload(**common, operand_shapes=tuple(t.shape for t in plan.inputs),

@@ -94,17 +94,38 @@ def test_every_cold_copy_computes_the_same_result():
     assert len({id(call) for call in calls}) == 3
 
 
-def test_attention_layout_is_checked_against_the_modelled_flops():
-    from tensorcost_lint.measurement.workloads import attention_flops, attention_shapes
+def test_attention_workloads_take_the_plans_layout_and_mask():
+    """jax writes [batch, seq, heads, dim], SDPA [..., L, E]; every backend runs [batch, heads,
+    seq, dim], taken from the checked plan, and a causal site is timed causal."""
+    import textwrap
 
-    bhsd = ((2, 8, 128, 64), (2, 8, 128, 64), (2, 8, 128, 64))
-    bshd = tuple((s[0], s[2], s[1], s[3]) for s in bhsd)
-    flops = attention_flops(*bhsd)
-    assert attention_shapes("jax", bshd, flops) == bhsd  # jax writes [batch, seq, heads, dim]
-    assert attention_shapes("torch", bhsd, flops) == bhsd
-    assert attention_shapes("torch", ((128, 64), (128, 64), (128, 64)), attention_flops(*((1, 1, 128, 64),) * 3)) == (
-        (1, 1, 128, 64),) * 3  # SDPA's [..., L, E]
-    assert attention_shapes("torch", bhsd, flops + 1) is None
+    from tensorcost_lint.config.project_config import parse_config
+    from tensorcost_lint.engine import lint_source
+    from tensorcost_lint.measurement.workloads import attention_flops, site_workload
+
+    source = textwrap.dedent('''
+        import jax
+        import torch.nn.functional as F
+        from jaxtyping import Array, Float
+        from torch import Tensor
+
+
+        def jax_attend(q: Float[Array, "b s h d"], k: Float[Array, "b s h d"], v: Float[Array, "b s h d"]):
+            return jax.nn.dot_product_attention(q, k, v, is_causal=True)
+
+
+        def torch_attend(q: Float[Tensor, "s d"], k: Float[Tensor, "s d"], v: Float[Tensor, "s d"]):
+            return F.scaled_dot_product_attention(q, k, v)
+    ''')
+    config = parse_config({"dims": {"b": 2, "s": 128, "h": 8, "d": 64}}, "test", None)
+    result = lint_source(source, "m.py", config)
+    jax_site, torch_site = result.sites
+    jax_work = site_workload(0, "m.py", jax_site, config)
+    torch_work = site_workload(1, "m.py", torch_site, config)
+    assert jax_work.operand_shapes == ((2, 8, 128, 64),) * 3 and jax_work.causal
+    assert torch_work.operand_shapes == ((1, 1, 128, 64),) * 3 and not torch_work.causal
+    assert jax_work.skip_reason is None and torch_work.skip_reason is None
+    assert jax_work.flops == attention_flops(*jax_work.operand_shapes, causal=True) < attention_flops(*jax_work.operand_shapes)
 
 
 def test_a_workload_that_would_run_other_flops_is_skipped_not_timed():
