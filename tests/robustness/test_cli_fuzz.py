@@ -146,3 +146,11 @@ def test_a_full_disk_on_stdout_is_one_line(workdir):
                                 stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 1, result.stderr
     assert result.returncode != 0
+
+
+@pytest.mark.parametrize("dims", [f"{{seq: {10**30}}}", "{seq: 0}", "{seq: -8}", "{seq: 1.5}", "{seq: '8'}"])
+def test_config_dims_out_of_range_are_one_line(tmp_path, dims):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tensorcost.yaml").write_text(f"dims: {dims}\n")
+    (tmp_path / "good.py").write_text(GOOD)
+    assert_one_line_error(tensorcost("check", "good.py", cwd=tmp_path), "tensorcost.yaml", "dims.seq")

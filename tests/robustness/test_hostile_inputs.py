@@ -96,3 +96,31 @@ def test_plan_ids_do_not_depend_on_where_the_repo_is(tmp_path):
                          env=clean_env(TENSORCOST_CACHE_DIR=str(repo / ".cache")))
         ids.append([site["plan_id"] for site in json.loads(run.stdout)["sites"]])
     assert ids[0] == ids[1]
+
+
+# flake8 itself cannot take every file above: its own ast.parse overflows on the 10,000-term
+# chains, pyflakes runs out of memory on the megabyte annotation, and it decodes undecodable files
+# its own way (latin-1 fallback). The rest must give the plugin exactly what `check` gives.
+NOT_FOR_FLAKE8 = {"long_matmul_chain.py", "long_sum_chain.py", "megabyte_annotation.py", "not_utf8.py",
+                  "unknown_cookie.py", "utf16_bom.py"}
+
+
+def test_flake8_plugin_on_the_hostile_files_matches_check(hostile_run, tmp_path):
+    from .cli_runs import flake8
+
+    root, run = hostile_run
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tensorcost.yaml").write_text(CONFIG)
+    names = sorted(set(FILES) - NOT_FOR_FLAKE8)
+    for name in names:
+        (tmp_path / name).write_bytes(FILES[name][0])
+    # --extend-ignore TCL501: default-off in `check`, shown by flake8 whenever TCL is selected.
+    result = flake8("--select", "TCL", "--extend-ignore", "TCL501", "--jobs", "1", *names, cwd=tmp_path, timeout=120)
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    from_flake8 = set()
+    for line in result.stdout.splitlines():
+        path, line_number, column, rest = line.split(":", 3)
+        from_flake8.add((path, int(line_number), int(column), rest.split()[0]))
+    from_check = {(name, line, column, code) for name in names for line, column, code, _ in _findings(run, name)
+                  if code.startswith("TCL")}
+    assert from_flake8 == from_check

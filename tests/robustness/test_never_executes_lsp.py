@@ -79,3 +79,27 @@ async def test_open_and_hover_run_nothing(client: LanguageClient, trapped):
             uri=other.as_uri(), language_id="python", version=1, text=other.read_text())))
         await _diagnostics(client, other.as_uri())
     assert fired(sentinels) == []
+
+
+@pytest.mark.asyncio
+async def test_hostile_documents_do_not_take_the_server_down(client: LanguageClient, trapped):
+    """Every keystroke reaches the server: a 10,000-deep expression, a megabyte annotation, NUL
+    bytes, a broken file. Each gets its diagnostics, and the server still answers afterwards."""
+    from .hostile_files import GOOD, hostile_files
+
+    repo, _ = trapped
+    files = hostile_files()
+    for name in ("deep_sums.py", "long_matmul_chain.py", "megabyte_annotation.py", "nul_byte.py",
+                 "syntax_error.py", "huge_annotation_size.py", "crlf.py"):
+        path = repo / name
+        uri = path.as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri, language_id="python", version=1, text=files[name][0].decode("utf-8"))))
+        params = await _diagnostics(client, uri)
+        assert len(params.diagnostics) <= 2, (name, params.diagnostics)
+    path = repo / "after.py"
+    path.write_text(GOOD)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=path.as_uri(), language_id="python", version=1, text=GOOD)))
+    params = await _diagnostics(client, path.as_uri())
+    assert [d.code for d in params.diagnostics] == ["TCL401"]
