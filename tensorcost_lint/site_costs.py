@@ -20,7 +20,7 @@ from estimator import (
     normalize_dtype,
 )
 from estimator.planner import build_network, framework_execution
-from shape_annotations import Polynomial, ShapeError, evaluate_dim, free_names, render_dim
+from shape_annotations import Polynomial, ShapeError, Unknown, evaluate_dim, free_names, render_dim
 
 from .analysis.context import CallSite
 
@@ -114,6 +114,11 @@ def cost_site(site: CallSite, sizes: dict, config) -> SiteCost:
         return unresolved("operands have no known shapes")
     if shapes.failed:
         return unresolved(shapes.problems[0].message)
+    for index, shape in enumerate(shapes.operands):
+        for position, dim in enumerate(shape):
+            if type(dim) is Unknown:
+                what = "" if dim.label in ("?", "_") else f" ({dim.label})"
+                return unresolved(f"operand {index} dim {position}{what} is not known statically")
     bound_shapes, missing = [], []
     for shape in shapes.operands:
         bound, absent = _bind(shape, sizes)

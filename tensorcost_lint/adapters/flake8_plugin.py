@@ -58,7 +58,9 @@ class TensorCostChecker:
     _resolver: ConfigResolver | None = None
 
     def __init__(self, tree, lines, filename: str) -> None:
-        # `tree` is required by flake8 to run us once per file; the engine parses with LibCST.
+        # flake8's own stdlib tree: the engine selects the functions worth a LibCST parse on it,
+        # so the file is not parsed twice by `ast`.
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -103,7 +105,7 @@ class TensorCostChecker:
         if config is None:
             findings = [problem]
         else:
-            findings = lint_source("".join(self.lines), self.filename, config, noqa=False).findings
+            findings = lint_source("".join(self.lines), self.filename, config, noqa=False, tree=self.tree).findings
         for finding in findings:
             if finding.code == SYNTAX_ERROR_CODE:  # flake8 reports E999 itself
                 continue

@@ -167,8 +167,6 @@ def record_linear_module(evaluator, node: cst.Call, module, args):
     x = evaluator.eval(args.get(0, "input"))
     weight = TensorFact((module.out_dim, module.in_dim), module.dtype or (x.dtype if type(x) is TensorFact else None),
                         framework="torch")
-    if module.out_dim is None or module.in_dim is None:
-        weight = TensorFact(None, weight.dtype, framework="torch")
     site = _new_site(evaluator, node, "linear", "torch", "nn.Linear", (x, weight))
     _apply_accumulation(evaluator, site, None)
     _model(evaluator, site, "linear")

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .evaluator import SelfFact
+from shape_annotations import Unknown
+
 from .facts import DTypeFact, ModuleFact, ScalarFact, TensorFact
 from .imports import dotted_name
 from . import tensor_functions, tensor_methods
@@ -61,7 +63,10 @@ def module_constructor(evaluator, name: str, args: CallArgs):
         dtype_node = args.keywords.get("dtype")
         dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
         dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
-        return ModuleFact("linear", evaluator.dim_of(in_node), evaluator.dim_of(out_node), dtype)
+        # an unreadable size is an Unknown dim (never None): the weight keeps its rank of 2
+        in_dim = evaluator.dim_of(in_node) or Unknown("in_features")
+        out_dim = evaluator.dim_of(out_node) or Unknown("out_features")
+        return ModuleFact("linear", in_dim, out_dim, dtype)
     if last in SHAPE_PRESERVING_MODULES:
         for value in [*args.positional, *args.keywords.values()]:
             evaluator.eval(value)

@@ -85,10 +85,13 @@ class Evaluator:
     # -- leaves ---------------------------------------------------------------------------------
     def _eval_Name(self, node: cst.Name):
         name = node.value
-        if name in self.env:
-            return self.env[name]
+        known = self.env.get(name)
+        if known is not None:
+            return known
         if name in CONFIG_NAMES:
-            return CONFIG
+            return CONFIG  # `cfg: HookedTransformerConfig` is still the config object
+        if name in self.env:
+            return None
         resolved = self.ctx.imports.resolve_text(name)
         return self._dtype_of_name(resolved) if resolved else None
 

@@ -175,12 +175,15 @@ def _einops(kind: str):
         node, fact = _first_tensor(evaluator, args, "tensor")
         pattern = evaluator.eval(args.get(1, "pattern"))
         lengths = {}
+        unreadable = False
         for name, value in args.keywords.items():
             if name in ("pattern", "tensor", "reduction"):
                 continue
             dim = evaluator.dim_of(value)
             if dim is not None:
                 lengths[name] = dim
+            else:
+                unreadable = True  # a length we cannot read: a failure would be ours, not the code's
         if kind == "reduce" and len(args.positional) > 2:
             evaluator.eval(args.positional[2])
         if type(fact) is not TensorFact or type(pattern) is not StringFact or fact.shape is None:
@@ -188,8 +191,9 @@ def _einops(kind: str):
         try:
             shape = operation(pattern.value, tuple(fact.shape), lengths)
         except ShapeError as error:
-            evaluator.ctx.diagnose("TCL002", args.get(1, "pattern"),
-                                   f"einops pattern {pattern.value!r} does not fit the input shape: {error.message}")
+            if not unreadable and not args.starred:
+                evaluator.ctx.diagnose("TCL002", args.get(1, "pattern"),
+                                       f"einops pattern {pattern.value!r} does not fit the input shape: {error.message}")
             return fact.with_shape(None)
         return fact.with_shape(shape)
 

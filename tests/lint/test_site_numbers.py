@@ -296,3 +296,25 @@ def test_jax_attention_formula_follows_its_layout():
     assert cost.flops_formula == "4*b*h*t*s*k"
     assert cost.flops == 4 * 2 * 4 * 64 * 48 * 16
     assert cost.output_shape == (2, 64, 4, 16)
+
+
+def test_a_linear_whose_sizes_cannot_be_read_keeps_a_rank_two_weight():
+    source = '''
+        import torch.nn as nn
+        from jaxtyping import Float
+        from torch import Tensor
+
+
+        class MLP(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.up = nn.Linear(config.hidden_size, make_width(config), bias=False)
+
+            def forward(self, x: Float[Tensor, "tokens hidden_size"]):
+                slices = self.up.weight.split(config.hidden_size // config.pretraining_tp, dim=1)
+                return self.up(x), slices
+    '''
+    result = lint(source, {"dims": {"tokens": 8, "hidden_size": 64, "pretraining_tp": 2}})
+    assert not [f for f in result.findings if f.code == "TCL900"]
+    [site] = result.sites
+    assert not site.cost.resolved and "out_features" in site.cost.reason
