@@ -40,10 +40,19 @@ def _flatten(values) -> list[str]:
     return flat
 
 
-def with_default_off_codes(config):
-    """The project's selection plus the default-off codes it does not ignore: flake8 hides those
-    by default (extend_default_ignore) and shows them when the user selects them in flake8."""
-    extra = tuple(code for code in DEFAULT_OFF_CODES
+def requested_default_off_codes(options) -> tuple[str, ...]:
+    """Default-off codes the flake8 run selects by name (`--select TCL501`, `extend-select = TCL5`).
+    flake8 hides them otherwise (extend_default_ignore), so computing them for every site — the
+    ledger needs every site's position and text — would be work nobody sees."""
+    selectors = [str(s).strip().upper() for s in [*_flatten(getattr(options, "select", None) or []),
+                                                   *_flatten(getattr(options, "extend_select", None) or [])]]
+    return tuple(code for code in DEFAULT_OFF_CODES
+                 if any(s and code.startswith(s) for s in selectors))  # explicit --select TCL beats a default ignore
+
+
+def with_default_off_codes(config, requested=DEFAULT_OFF_CODES):
+    """The project's selection plus the requested default-off codes it does not ignore."""
+    extra = tuple(code for code in requested
                   if not any(ignored == "ALL" or code.startswith(ignored) for ignored in config.ignore))
     return replace(config, extend_select=config.extend_select + extra) if extra else config
 
@@ -56,6 +65,8 @@ class TensorCostChecker:
     _overrides: Overrides | None = None
     _option_error: ConfigError | None = None
     _resolver: ConfigResolver | None = None
+    _requested: tuple = DEFAULT_OFF_CODES
+    _configs: dict = {}
 
     def __init__(self, tree, lines, filename: str) -> None:
         # flake8's own stdlib tree: the engine selects the functions worth a LibCST parse on it,
@@ -91,6 +102,8 @@ class TensorCostChecker:
             dims=dims,
             hardware=options.tensorcost_hardware or None,
         )
+        cls._requested = requested_default_off_codes(options)
+        cls._configs = {}
 
     @classmethod
     def _config_for(cls, filename: str):
@@ -98,7 +111,11 @@ class TensorCostChecker:
             raise cls._option_error
         if cls._resolver is None:
             cls._resolver = ConfigResolver(cls._overrides or Overrides())
-        return with_default_off_codes(cls._resolver.for_path(filename))
+        config = cls._resolver.for_path(filename)
+        key = id(config)  # one extended config per project config, not one per file
+        if key not in cls._configs:
+            cls._configs[key] = (config, with_default_off_codes(config, cls._requested))
+        return cls._configs[key][1]
 
     def run(self):
         config, problem = resolve_config(self._config_for, self.filename)

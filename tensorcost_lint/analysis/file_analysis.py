@@ -261,7 +261,8 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     )
     read_flags(tree, imports, base.flags, text)
     lines = text.splitlines(keepends=True)
-    selection = select_units(tree, [line.rstrip("\r\n") for line in lines])
+    uses_einops = any(target == "einops" or target.startswith("einops.") for target in imports.aliases.values())
+    selection = select_units(tree, [line.rstrip("\r\n") for line in lines], einops=uses_einops)
     if selection.whole_file:
         _whole_file(base, text)
     else:

@@ -17,15 +17,23 @@ from dataclasses import dataclass, field
 
 SITE_NAMES = frozenset({
     "matmul", "mm", "bmm", "baddbmm", "addmm", "linear", "einsum", "contract", "dot", "dot_general",
-    "scaled_dot_product_attention", "dot_product_attention", "rearrange", "repeat", "reduce",
+    "scaled_dot_product_attention", "dot_product_attention",
 })
+# einops reshapes can contradict a declared shape (TCL002), but `x.repeat(...)` is also a torch
+# method: these count only in files that import einops.
+EINOPS_NAMES = frozenset({"rearrange", "repeat", "reduce"})
 LINEAR_CLASSES = frozenset({"Linear", "LazyLinear"})
 SHAPE_COMMENT = re.compile(r"#\s*(?:shape\b|[(\[]\s*[\w.])")
 # A superset, on text, of what the tree walk looks for: a unit whose text has none of these cannot
 # be a candidate. (Names inside strings or comments only cost a walk, never a missed finding.)
-_UNIT_TEXT = re.compile(
-    r"@|\b(?:" + "|".join(sorted(SITE_NAMES | LINEAR_CLASSES)) + r")\b|\[\s*['\"]|,\s*['\"]|#\s*(?:shape\b|[(\[])"
-)
+def _unit_text(names) -> re.Pattern:
+    # shape strings: `Float[Tensor, "b s"]` (a subscript whose items include a string after a
+    # comma), torchtyping's `TensorType["b"]`, forward references `"Float[...]"`
+    return re.compile(r"@|\b(?:" + "|".join(sorted(names)) + r")\b|\w\[[^\]\n]*,\s*[rbuRBU]*['\"]"
+                      r"|TensorType\[|['\"]\w+\[|#\s*(?:shape\b|[(\[])")
+
+
+_UNIT_TEXT = {False: _unit_text(SITE_NAMES), True: _unit_text(SITE_NAMES | EINOPS_NAMES)}
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -58,8 +66,17 @@ def _call_name(node: ast.Call) -> str | None:
 
 
 def _has_shape_string(node: ast.Subscript) -> bool:
+    """`Float[Tensor, "b s"]` (a tuple holding a string) or torchtyping's `TensorType["b"]` — not
+    `mapping["key"]`, which model code is full of."""
     inner = node.slice
-    items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if isinstance(inner, ast.Tuple):
+        items = inner.elts
+    else:
+        value = node.value
+        name = value.attr if isinstance(value, ast.Attribute) else getattr(value, "id", "")
+        if not name.endswith("TensorType"):
+            return False
+        items = [inner]
     return any(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in items)
 
 
@@ -83,13 +100,13 @@ class _Scan:
     linear_attributes: set = field(default_factory=set)
 
 
-def _scan(node) -> _Scan:
+def _scan(node, site_names=SITE_NAMES) -> _Scan:
     scan = _Scan()
     for inner in ast.walk(node):
         kind = type(inner)
         if kind is ast.Call:
             name = _call_name(inner)
-            if name in SITE_NAMES or name in LINEAR_CLASSES:
+            if name in site_names:
                 scan.candidate = True
             func = inner.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -115,8 +132,10 @@ def _scan(node) -> _Scan:
 
 
 class _Source:
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], einops: bool) -> None:
         self.lines = lines
+        self.site_names = SITE_NAMES | EINOPS_NAMES if einops else SITE_NAMES
+        self.unit_text = _UNIT_TEXT[einops]
 
     def text(self, node) -> str:
         return "\n".join(self.lines[_first_line(node) - 1: node.end_lineno])
@@ -125,9 +144,9 @@ class _Source:
         """None when the unit's text rules it out without walking its tree. `self_calls` matches
         calls of the class's nn.Linear attributes, which are call sites too."""
         text = self.text(node)
-        if not _UNIT_TEXT.search(text) and (self_calls is None or not self_calls.search(text)):
+        if not self.unit_text.search(text) and (self_calls is None or not self_calls.search(text)):
             return None
-        scan = _scan(node)
+        scan = _scan(node, self.site_names)
         if not scan.candidate and "#" in text and SHAPE_COMMENT.search(text):
             scan.candidate = True
         return scan
@@ -143,9 +162,10 @@ def _is_alias(statement) -> bool:
     return False
 
 
-def select_units(tree: ast.Module, lines: list[str]) -> Selection:
+def select_units(tree: ast.Module, lines: list[str], einops: bool = True) -> Selection:
+    """`einops`: the file imports einops, so its function names are candidates too."""
     selection = Selection()
-    source = _Source(lines)
+    source = _Source(lines, einops)
     for statement in tree.body:
         if isinstance(statement, _FUNCTIONS):
             scan = source.scan(statement)
