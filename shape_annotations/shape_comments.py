@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .dim_parser import parse_dim_expr
-from .dim_records import DimExpr
+from .dim_records import Const, DimExpr, Unknown
 from .errors import ShapeError
 from .limits import MAX_DIMS, check_text_size
 
@@ -188,6 +188,12 @@ def _dim(text: str, at: int, strict: bool) -> DimExpr:
     if stripped.startswith("*") or "..." in stripped:
         raise _NotAShape  # variadic dims cannot be written as a fixed tuple; not an error either
     try:
-        return parse_dim_expr(stripped, implicit_mul=True, allow_unknown=True)
+        dim = parse_dim_expr(stripped, implicit_mul=True, allow_unknown=True)
     except ShapeError as err:
         raise err.shifted(lead) from None
+    if type(dim) is Const and dim.value <= 0:
+        # `# (batch, -1)` reads like view's "inferred" size: no size at all, never a dim of -1
+        if strict:
+            raise ShapeError(f"a dimension size must be positive, got {stripped}", lead, len(stripped))
+        return Unknown(stripped)
+    return dim

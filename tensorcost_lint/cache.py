@@ -43,7 +43,7 @@ def tool_fingerprint() -> str:
 
 class ResultCache:
     def __init__(self, directory: str | os.PathLike) -> None:
-        self.directory = str(Path(directory).resolve())
+        self.directory = os.path.abspath(directory)
         self._root = Path(self.directory) / f"v{_FORMAT}-{__version__}"
 
     @classmethod
@@ -84,6 +84,8 @@ class ResultCache:
         payload = json.dumps({"findings": findings, "sites": records, "skipped": result.skipped})
         target = self._file(self._key(text, path, config))
         try:
+            if not self._inside_real_directories(target.parent):
+                return  # a symlinked cache directory (e.g. committed to a repository) is not written
             self._prepare()
             target.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
@@ -92,6 +94,19 @@ class ResultCache:
             os.replace(temporary, target)
         except OSError:
             pass  # a read-only checkout still lints, just without a cache
+
+    def _inside_real_directories(self, directory: Path) -> bool:
+        """Every existing component from the cache directory down is a real directory, no link:
+        so a write can never land outside the cache directory."""
+        top = Path(self.directory)
+        current = top
+        for part in (top, *(top / p for p in directory.relative_to(top).parts)):
+            current = part
+            if os.path.islink(current):
+                return False
+            if os.path.exists(current) and not os.path.isdir(current):
+                return False
+        return True
 
     def _prepare(self) -> None:
         top = Path(self.directory)

@@ -17,6 +17,7 @@ from .analysis.file_analysis import analyse_source
 from .findings import Finding
 from .rules import ALL_RULES, RuleContext, SiteResult, enabled_codes
 from .site_costs import cost_site, unresolved
+from .source_lines import source_lines
 
 SYNTAX_ERROR_CODE = "E999"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -114,6 +115,10 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
     except (SyntaxError, cst.ParserSyntaxError) as error:
         result.findings.append(_syntax_error(path, text, error))
         return result
+    except UnicodeError as error:
+        result.findings.append(Finding(path, 1, 1, "E902", "error",
+                                       f"cannot read the source text: {error.reason} (a lone surrogate?)"))
+        return result
     except Exception as error:  # noqa: BLE001 - the host linter must never crash
         if "TCL900" in codes:
             result.findings.append(_internal_error(path, error))
@@ -139,6 +144,6 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
             if "TCL900" in codes:
                 result.findings.append(_internal_error(path, error))
     if noqa and result.findings:
-        result.findings = apply_noqa(result.findings, text.splitlines())
+        result.findings = apply_noqa(result.findings, source_lines(text))
     result.findings.sort(key=Finding.sort_key)
     return result

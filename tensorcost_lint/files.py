@@ -6,7 +6,7 @@ import fnmatch
 import io
 import os
 import tokenize
-from pathlib import Path
+from .bounded_read import NotARegularFile, TooLarge, read_capped
 
 # Never walked into: VCS data, caches, virtual environments and build output.
 SKIPPED_DIRECTORIES = frozenset({
@@ -15,6 +15,7 @@ SKIPPED_DIRECTORIES = frozenset({
     ".tensorcost_cache", ".ci-venv",
 })
 PYTHON_SUFFIXES = (".py", ".pyi")
+MAX_SOURCE_BYTES = 64 << 20  # a generated 5 MB module is fine; /dev/zero under a .py name is not
 
 
 def _excluded(path: str, patterns) -> bool:
@@ -58,8 +59,8 @@ def discover(paths, exclude_for) -> tuple[list[str], list[str]]:
                 if not name.endswith(PYTHON_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
-                if _excluded(path, patterns):
-                    continue
+                if _excluded(path, patterns) or not os.path.isfile(path):
+                    continue  # FIFOs, devices and dangling links are no source files
                 key = os.path.realpath(path)
                 if key not in seen:
                     seen.add(key)
@@ -74,7 +75,9 @@ class UnreadableFile(Exception):
 def read_source(path: str) -> str:
     """Text of a Python file, honouring a BOM and a PEP 263 coding cookie; CRLF kept as written."""
     try:
-        raw = Path(path).read_bytes()
+        raw = read_capped(path, MAX_SOURCE_BYTES)
+    except (NotARegularFile, TooLarge) as error:
+        raise UnreadableFile(f"cannot read file: {error}") from None
     except OSError as error:
         raise UnreadableFile(f"cannot read file: {error.strerror or error}") from None
     return decode_source(raw)

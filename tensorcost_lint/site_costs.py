@@ -161,7 +161,9 @@ def points_factor(operand_count: int, summed: bool) -> int:
 
 
 def _common(config):
-    return dict(execution=config.execution, traffic=TrafficModel(config.traffic_boundary, config.source),
+    # the traffic number's owner is the project config; never its absolute path, which would make
+    # plan ids differ between two clones of one repository
+    return dict(execution=config.execution, traffic=TrafficModel(config.traffic_boundary, "project config"),
                 hardware=config.hardware)
 
 

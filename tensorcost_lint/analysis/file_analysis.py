@@ -7,7 +7,9 @@ diagnostics (TCL001, TCL002). Costs and rules come after, from these records alo
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 
 import libcst as cst
@@ -21,6 +23,7 @@ from .facts import DimFact
 from .function_flow import FunctionFlow
 from .imports import ast_dotted_name, dotted_name, import_table_from_ast
 from .units import select_units
+from ..source_lines import source_lines
 
 _PRAGMA = re.compile(r"#\s*tensorcost\s*:")
 _FLAG_ASSIGNMENTS = {
@@ -39,19 +42,24 @@ class FileAnalysis:
 
 
 def read_pragmas(text: str, diagnostics: list) -> dict:
-    """`# tensorcost: dims T=1024 B=8` lines anywhere in the file (later lines win)."""
+    """`# tensorcost: dims T=1024 B=8` comments anywhere in the file (later ones win). Only real
+    comments count: the same text inside a string or docstring is not a pragma."""
     sizes: dict = {}
     if "tensorcost" not in text:
         return sizes
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _PRAGMA.search(line)
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return sizes  # not valid Python: the syntax error is reported instead
+    for token in tokens:
+        match = _PRAGMA.match(token.string)
         if not match:
             continue
-        comment = line[match.start():]
+        line, column = token.start
         try:
-            parsed = parse_pragma(comment)
+            parsed = parse_pragma(token.string)
         except ShapeError as error:
-            diagnostics.append(Diagnostic("TCL001", number, match.start() + 1 + (error.offset or 0),
+            diagnostics.append(Diagnostic("TCL001", line, column + 1 + (error.offset or 0),
                                           f"cannot parse tensorcost pragma: {error.message}"))
             continue
         if parsed:
@@ -260,7 +268,7 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
         primary_framework=_primary_framework(imports),
     )
     read_flags(tree, imports, base.flags, text)
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text, keepends=True)
     uses_einops = any(target == "einops" or target.startswith("einops.") for target in imports.aliases.values())
     selection = select_units(tree, [line.rstrip("\r\n") for line in lines], einops=uses_einops)
     if selection.whole_file:

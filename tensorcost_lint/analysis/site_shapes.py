@@ -113,6 +113,10 @@ def model_linear(x: tuple, weight: tuple, sizes) -> SiteShapes:
 def model_dot(lhs: tuple, rhs: tuple, sizes) -> SiteShapes:
     """np.dot / jnp.dot: matmul for ≤ 2-D; for N-D, last axis of lhs against second-to-last of rhs,
     no broadcasting (output lhs[:-1] + rhs[:-2] + rhs[-1:])."""
+    if not lhs or not rhs:  # a 0-D operand: numpy multiplies elementwise, nothing is summed
+        other = _LETTERS[: len(lhs) or len(rhs)]
+        subscripts = f",{other}->{other}" if not lhs else f"{other},->{other}"
+        return model_einsum(subscripts, [lhs, rhs], sizes)
     if len(lhs) <= 2 and len(rhs) <= 2:
         return model_matmul(lhs, rhs, sizes)
     left = _LETTERS[: len(lhs)]

@@ -62,6 +62,9 @@ def check_paths(paths):
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise ConfigError(missing[0], "", "no such file or directory")
+    special = [p for p in paths if not os.path.isfile(p) and not os.path.isdir(p)]
+    if special:  # a FIFO or a device: reading it would block or never end
+        raise ConfigError(special[0], "", "not a regular file or directory")
 
 
 def run(args) -> int:

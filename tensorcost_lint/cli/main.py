@@ -35,6 +35,12 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
+def one_line(message: str) -> str:
+    """Error output is one line even when a path or value the user gave holds a newline."""
+    return "".join(repr(char)[1:-1] if char in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else char
+                   for char in message)
+
+
 def build_parser(selected: str | None = None) -> OneLineParser:
     """Only the selected sub-command's module is imported: `tensorcost check` must not pay for
     the language server's or the plotter's imports."""
@@ -64,16 +70,19 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(_selected_command(argv)).parse_args(argv)
         return args._module.run(args)
     except UsageError as error:
-        print(str(error), file=sys.stderr)
+        print(one_line(str(error)), file=sys.stderr)
         return 2
     except ConfigError as error:
-        print(f"tensorcost: error: {error}", file=sys.stderr)
+        print(one_line(f"tensorcost: error: {error}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tensorcost: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:  # writing the report failed (disk full, closed terminal)
+        print(one_line(f"tensorcost: error: cannot write output: {error.strerror or error}"), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ forms; unknown keys, wrong types and non-positive sizes are refused with file, k
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -215,8 +216,14 @@ def load_config_file(path: Path | str) -> ProjectConfig:
         table = document.get("tool", {}).get("tensorcost")
         if table is None:
             raise ConfigError(source, "tool.tensorcost", "no [tool.tensorcost] table in this file")
-        return parse_config(table, source + " [tool.tensorcost]", path.parent.resolve())
-    return parse_config(load_yaml_text(text, source), source, path.parent.resolve())
+        return parse_config(table, source + " [tool.tensorcost]", _absolute(path.parent))
+    return parse_config(load_yaml_text(text, source), source, _absolute(path.parent))
+
+
+def _absolute(path) -> Path:
+    """Absolute without following symlinks: a linked file belongs to the directory it is linked
+    from (whose config governs it), and a link loop must not raise."""
+    return Path(os.path.abspath(path))
 
 
 def _holds_tensorcost_table(path: Path) -> bool:
@@ -230,7 +237,7 @@ def _holds_tensorcost_table(path: Path) -> bool:
 def find_config_file(start: Path) -> Path | None:
     """Nearest config walking up from `start`, stopping at the repository root (a `.git` dir)."""
     directory = start if start.is_dir() else start.parent
-    directory = directory.resolve()
+    directory = _absolute(directory)
     for candidate in (directory, *directory.parents):
         yaml_file = candidate / "tensorcost.yaml"
         if yaml_file.is_file():
@@ -284,14 +291,14 @@ class ConfigResolver:
     def for_path(self, path: Path | str) -> ProjectConfig:
         if self._explicit is not None:
             return self._explicit
-        directory = Path(path).resolve()
+        directory = _absolute(path)
         directory = directory if directory.is_dir() else directory.parent
         if directory not in self._by_directory:
             found = find_config_file(directory)
             if found is None:
                 config = self.overrides.apply(ProjectConfig())
             else:
-                found = found.resolve()
+                found = _absolute(found)
                 if found not in self._by_file:
                     self._by_file[found] = self.overrides.apply(load_config_file(found))
                 config = self._by_file[found]
@@ -301,7 +308,7 @@ class ConfigResolver:
 
 def parse_dim_override(text: str, flag: str = "--dim") -> tuple[str, int]:
     name, sep, value = text.partition("=")
-    name = name.strip()
+    name = name.strip(" \t")  # spaces only: a control character in a name is refused, not cleaned
     if not sep or not name.isidentifier():
         raise ConfigError(flag, text, "expected NAME=SIZE, e.g. seq=8192")
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from ..bounded_read import NotARegularFile, TooLarge, read_capped
 from .errors import ConfigError
 
 MAX_FILE_BYTES = 1 << 20
@@ -30,11 +31,34 @@ class _BoundedLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+MAX_EXPANDED_NODES = 100_000
+
+
+def _check_expansion(document, source: str) -> None:
+    """Anchors let 64 aliases stand for 2**64 nodes; everything after loading walks the expanded
+    document, so its size is bounded here, counting shared nodes every time they are reached."""
+    budget = MAX_EXPANDED_NODES
+    pending = [document]
+    while pending:
+        node = pending.pop()
+        budget -= 1
+        if budget < 0:
+            raise ConfigError(source, "", f"invalid YAML: expands to more than {MAX_EXPANDED_NODES} values "
+                                          "(refused as a possible alias bomb)")
+        if isinstance(node, dict):
+            pending.extend(node.keys())
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+
+
 def load_yaml_text(text: str, source: str):
     if len(text) > MAX_FILE_BYTES:
         raise ConfigError(source, "", f"file larger than {MAX_FILE_BYTES} bytes")
     try:
-        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+        document = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+        _check_expansion(document, source)
+        return document
     except yaml.YAMLError as error:
         reason = " ".join(str(error).split())
         mark = getattr(error, "problem_mark", None)
@@ -47,15 +71,15 @@ def load_yaml_text(text: str, source: str):
 def read_text_file(path: Path | str, source: str | None = None) -> str:
     source = source or str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_capped(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ConfigError(source, "", "file not found") from None
     except IsADirectoryError:
         raise ConfigError(source, "", "is a directory, expected a file") from None
+    except (NotARegularFile, TooLarge) as error:
+        raise ConfigError(source, "", str(error)) from None
     except OSError as error:
         raise ConfigError(source, "", f"cannot read: {error.strerror or error}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigError(source, "", f"file larger than {MAX_FILE_BYTES} bytes")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -18,6 +18,7 @@ from ..files import UnreadableFile, read_source
 from ..rules import ALL_RULES
 from ..rules.docs import RULE_DOCS_URL
 from ..runner import READ_ERROR_CODE
+from ..source_lines import source_lines
 from .github import workspace_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -88,7 +89,7 @@ class _SourceLines:
     def line(self, path: str, number: int) -> str:
         if path not in self._lines:
             try:
-                self._lines[path] = read_source(path).splitlines()
+                self._lines[path] = source_lines(read_source(path))
             except UnreadableFile:
                 self._lines[path] = []
         lines = self._lines[path]

@@ -102,9 +102,7 @@ def annotation(draw) -> str:
 
 @st.composite
 def shape_comment(draw) -> str:
-    # No "-1" here while test_a_negative_size_in_a_shape_comment_never_becomes_a_dim is xfail:
-    # it would fail every run on that one known bug and hide the next one.
-    dims = draw(st.lists(st.one_of(names, st.sampled_from(("1", "3", "0", "..."))), max_size=6))
+    dims = draw(st.lists(st.one_of(names, st.sampled_from(("1", "3", "0", "-1", "..."))), max_size=6))
     kind = draw(st.integers(0, 6))
     body = ", ".join(dims)
     if kind == 0:
@@ -177,8 +175,7 @@ _EXPRESSIONS = [
     lambda d, a, b, c, i, j: f"torch.mm({a}, {b})",
     lambda d, a, b, c, i, j: f"torch.baddbmm({c}, {a}, {b})",
     lambda d, a, b, c, i, j: f"F.linear({a}, {b})",
-    # np.dot of a possibly 0-D operand is left to coherent_function (ranks >= 2) while
-    # test_np_dot_with_a_0d_operand_is_not_an_internal_error is xfail: it would fail every run.
+    lambda d, a, b, c, i, j: f"np.dot({a}, {b})",
     lambda d, a, b, c, i, j: f"jnp.matmul({a}, {b}, preferred_element_type={d(st.sampled_from(TORCH_DTYPES))})",
     lambda d, a, b, c, i, j: f"lax.dot_general({a}, {b}, ((({i},), ({j},)), ((), ())))",
     lambda d, a, b, c, i, j: f"einops.einsum({a}, {b}, {quoted(d(shape_string(3)) + ', ' + d(shape_string(3)) + ' -> ' + d(shape_string(2)))})",

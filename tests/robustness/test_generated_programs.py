@@ -70,7 +70,6 @@ def f(a: Float[Tensor, "batch seq"], h):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: shape comment `# (batch, -1)` gives a dim of size -1 (annotations refuse it)")
 def test_a_negative_size_in_a_shape_comment_never_becomes_a_dim():
     # Found by the model-like fuzzer. The annotation parser refuses `"batch -1"` (negative size);
     # parse_shape_comment returns Const(-1), and the site is reported as `rhs [batch, -1]`.
@@ -86,8 +85,6 @@ def f(x: Float[np.ndarray, ""], w: Float[np.ndarray, "a b c"]):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: np.dot with a 0-D operand and an N-D (N>2) one: IndexError in "
-                                       "site_shapes.model_dot -> TCL900")
 def test_np_dot_with_a_0d_operand_is_not_an_internal_error():
     # Found by the model-like fuzzer. model_dot indexes left[-1] / right[-2] without checking for
     # a 0-D operand; np.dot with a scalar is elementwise multiplication (no contraction).

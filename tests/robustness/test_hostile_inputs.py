@@ -81,7 +81,6 @@ def test_the_good_file_is_reported_as_when_alone(hostile_run, tmp_path):
     assert len(mixed_sites) == len(good_sites) and not any(differing), differing
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a site's plan_id hashes the config file's absolute path (traffic owner)")
 def test_plan_ids_do_not_depend_on_where_the_repo_is(tmp_path):
     # site_costs._common builds TrafficModel(config.traffic_boundary, config.source): the owner is
     # the absolute path of tensorcost.yaml, so one repository cloned twice (CI vs laptop) reports

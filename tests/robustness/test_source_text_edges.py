@@ -29,8 +29,6 @@ def test_the_reference_file():
     assert _codes(GOOD) == [GOOD_FINDING]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: \\f, \\v, \\x1c-\\x1e, \\x85, \\u2028/9 in a comment or string before a "
-                                       "function shift the LibCST unit slice (str.splitlines): TCL900 on valid code")
 @pytest.mark.parametrize("where", ["comment", "string", "own line"])
 def test_line_separators_python_does_not_split_at(where):
     # file_analysis.analyse_source slices units with text.splitlines(keepends=True); it should split
@@ -42,14 +40,12 @@ def test_line_separators_python_does_not_split_at(where):
             text = GOOD.replace("from torch import Tensor", f"from torch import Tensor\ns = 'a{character}b'")
             text = text.replace("\n\n\ndef", "\n\ndef")  # keep the line numbers of GOOD
         else:
-            if character not in "\x0b\x0c":
-                continue  # Python accepts only whitespace characters on a line of their own
+            if character != "\x0c":
+                continue  # of these, Python accepts only a form feed on a line of its own
             text = GOOD.replace("\n\n\ndef", f"\n\n{character}\ndef")
         assert _codes(text) == [GOOD_FINDING], repr(character)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `# noqa` is looked up on str.splitlines() lines: after a form feed "
-                                       "it is read from the wrong line")
 def test_noqa_after_a_form_feed():
     # engine.apply_noqa(findings, text.splitlines()): the same splitting as above, so the noqa on
     # line 7 is looked for on Python's line 6.
@@ -61,7 +57,6 @@ def test_noqa_on_the_finding_line():
     assert _codes(GOOD.replace("-1)\n", "-1)  # noqa: TCL401\n")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pragmas are read from string literals and docstrings, not only comments")
 def test_a_pragma_inside_a_string_is_not_a_pragma():
     # file_analysis.read_pragmas searches every line for `# tensorcost:`, so a string or docstring
     # mentioning the syntax (documentation, code generators, this test suite) gives TCL001 or,
@@ -83,8 +78,6 @@ def test_crlf_tabs_and_bom_in_memory():
     assert codes in (["TCL401"], ["E999"]), codes
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): a lone surrogate in the text is TCL900 'please report it' "
-                                       "instead of E999/E902")
 def test_an_unpaired_surrogate_in_the_text():
     # The LSP hands us whatever the editor sent; a lone surrogate cannot be encoded to UTF-8.
     text = GOOD.replace("from torch import Tensor", "from torch import Tensor  # \ud800")
