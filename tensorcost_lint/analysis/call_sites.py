@@ -142,10 +142,32 @@ def _model(evaluator, site: CallSite, variant: str, **extra) -> None:
                            "declare their sizes (config dims or a `# tensorcost: dims` pragma)")
 
 
+def _chain_part(ctx, node, fact):
+    """(tree, leaves, texts) of one side of an `@`: a recorded chain, or one leaf."""
+    recorded = ctx.chains.get(id(node))
+    return recorded if recorded is not None else (0, [fact], [strip_parentheses(ctx.code(node))])
+
+
+def _shift(tree, by: int):
+    return tree + by if type(tree) is int else (_shift(tree[0], by), _shift(tree[1], by))
+
+
+def _record_chain(ctx, node, lhs, rhs, site) -> None:
+    """`a @ b @ c` is `(a @ b) @ c` as Python evaluates it: keep the tree as written, so TCL403 can
+    compare its cost with the best order of the same chain."""
+    left_tree, left_leaves, left_texts = _chain_part(ctx, node.left, lhs)
+    right_tree, right_leaves, right_texts = _chain_part(ctx, node.right, rhs)
+    chain = ((left_tree, _shift(right_tree, len(left_leaves))), left_leaves + right_leaves, left_texts + right_texts)
+    ctx.chains[id(node)] = chain
+    if len(chain[1]) >= 3:
+        site.options["chain"] = chain
+
+
 def record_matmul_operator(evaluator, node: cst.BinaryOperation):
     lhs, rhs = evaluator.eval(node.left), evaluator.eval(node.right)
     operands = (lhs, rhs)
     site = _new_site(evaluator, node, "matmul", _framework_of(operands, evaluator.ctx), "@", operands)
+    _record_chain(evaluator.ctx, node, lhs, rhs, site)
     _apply_accumulation(evaluator, site, None)
     _model(evaluator, site, "matmul")
     return _output_fact(site)

@@ -111,13 +111,15 @@ class FileContext:
     autocast: str | None = None  # dtype of an enclosing `torch.autocast` block
     stand_ins: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`) -> real node
     line_offset: int = 0  # the unit's first line in the file, minus one (and minus a wrapper line)
+    chains: dict = field(default_factory=dict)  # id(`@` node) -> its chain as written (tree, leaves, texts)
     positions: object = None  # resolved on first use
 
     def for_unit(self, module: cst.Module, line_offset: int) -> "FileContext":
         """A context for one unit of the file: its own tree and positions, the file's shared records."""
         from dataclasses import replace
 
-        return replace(self, module=module, line_offset=line_offset, positions=None, stand_ins={}, autocast=None)
+        return replace(self, module=module, line_offset=line_offset, positions=None, stand_ins={}, autocast=None,
+                       chains={})
 
     def position(self, node) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) in the file, 1-based columns."""

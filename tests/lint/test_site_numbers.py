@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from estimator.units import format_flops
 from tensorcost_lint.config.project_config import ConfigResolver, ProjectConfig
 from tensorcost_lint.runner import lint_paths
 
@@ -318,3 +319,36 @@ def test_a_linear_whose_sizes_cannot_be_read_keeps_a_rank_two_weight():
     assert not [f for f in result.findings if f.code == "TCL900"]
     [site] = result.sites
     assert not site.cost.resolved and "out_features" in site.cost.reason
+
+
+CHAIN = '''
+    from jaxtyping import Float
+    from torch import Tensor
+
+
+    def probe(h: Float[Tensor, "tokens d"], w_down: Float[Tensor, "d r"], w_up: Float[Tensor, "r d"],
+              direction: Float[Tensor, "d"]):
+        return {expression}
+'''
+CHAIN_DIMS = {"dims": {"tokens": 512, "d": 1024, "r": 16}}
+
+
+def test_a_matmul_chain_as_written_is_costed_against_its_best_order():
+    oe = pytest.importorskip("opt_einsum")
+    result = lint(CHAIN.format(expression="h @ w_down @ w_up @ direction"), CHAIN_DIMS)
+    [finding] = [f for f in result.findings if f.code == "TCL403"]
+    shapes = [(512, 1024), (1024, 16), (16, 1024), (1024,)]
+    _, written = oe.contract_path("ab,bc,cd,d->a", *shapes, shapes=True, optimize=[(0, 1), (0, 1), (0, 1)])
+    _, best = oe.contract_path("ab,bc,cd,d->a", *shapes, shapes=True, optimize="optimal")
+    assert written.opt_cost == 2 * 512 * 1024 * 16 * 2 + 2 * 512 * 1024
+    assert f"costing {format_flops(written.opt_cost)} vs {format_flops(best.opt_cost)}" in finding.message
+    assert "runs as written, `((h @ w_down) @ w_up) @ direction`" in finding.message
+    assert finding.message.endswith("write `h @ (w_down @ (w_up @ direction))`")
+
+
+@pytest.mark.parametrize("expression", [
+    "h @ (w_down @ (w_up @ direction))",  # already the best order
+    "h @ w_down",  # not a chain
+])
+def test_chains_in_a_good_order_are_not_flagged(expression):
+    assert "TCL403" not in [f.code for f in lint(CHAIN.format(expression=expression), CHAIN_DIMS).findings]
