@@ -299,7 +299,6 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     execution = framework_execution(framework, network, optimize=site.options.get("optimize"),
                                     torch_strategy=config.torch_einsum)
     back = {v: model.dims[k] for k, v in table.items()}
-    sizes = dict(network.sizes)
     live = [TensorSpec(f"operand{i}", shape, operand) for i, shape in enumerate(shapes)]
     steps = execution.order.steps if execution.order is not None else None
     plans, flops_poly, largest = [], Polynomial.const(0), 0

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .facts import TensorFact
 from .imports import ImportTable
 from .site_shapes import SiteShapes
 
@@ -139,9 +138,3 @@ class FileContext:
         else:
             line, column, _, _ = self.position(node_or_position)
         self.diagnostics.append(Diagnostic(code, line, column + offset, message))
-
-
-def tensor_operands(site: CallSite) -> list[TensorFact] | None:
-    if any(type(op) is not TensorFact or op.shape is None for op in site.operands):
-        return None
-    return list(site.operands)

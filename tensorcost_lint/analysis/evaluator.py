@@ -14,7 +14,6 @@ from shape_annotations import BinOp, Const, Sym, simplify_dim
 from . import shape_ops
 from .annotations import string_literal
 from .facts import DimFact, DTypeFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact, merge_facts
-from .imports import dotted_name
 
 # Objects whose attributes are model dimensions: `config.n_embd` is the dim `n_embd`.
 CONFIG_NAMES = frozenset({"config", "cfg", "args", "hparams", "hp", "model_args", "conf"})
@@ -264,7 +263,3 @@ def elementwise(left, right, sizes):
     dtype = left.dtype if left.dtype == right.dtype else None
     framework = left.framework or right.framework
     return TensorFact(shape, dtype, framework=framework)
-
-
-def callee_name(evaluator: Evaluator, func) -> str | None:
-    return evaluator.ctx.imports.resolve(func) if dotted_name(func) else None

@@ -35,43 +35,9 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _module_text(node) -> str | None:
-    if node is None:
-        return None
-    return dotted_name(node)
-
-
 class ImportTable:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
-
-    def add_import(self, node: cst.Import) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            full = dotted_name(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = full
-            else:
-                head = full.split(".")[0]
-                self.aliases[head] = head
-
-    def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or isinstance(node.names, cst.ImportStar):
-            return
-        module = _module_text(node.module)
-        if module is None:
-            return
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{module}.{name}"
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical dotted name of an expression like `F.softmax` or `th.einsum`, if imported."""
@@ -131,19 +97,4 @@ def import_table_from_ast(tree) -> ImportTable:
                 children = getattr(node, block, None)
                 if isinstance(children, list):
                     pending.extend(children)
-    return table
-
-
-def build_import_table(module: cst.Module) -> ImportTable:
-    """Imports anywhere in the file (module level, inside functions, under `if TYPE_CHECKING`)."""
-    table = ImportTable()
-
-    class Collector(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            table.add_import(node)
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            table.add_import_from(node)
-
-    module.visit(Collector())
     return table

@@ -50,10 +50,6 @@ def as_method(method: str):
     return transfer
 
 
-def _numpy_axis_keyword(args, name: str = "axis"):
-    return args.keywords.get(name)
-
-
 def _swapaxes(evaluator, args):
     node, fact = _first_tensor(evaluator, args, "a")
     a, b = args.get(1, "axis1"), args.get(2, "axis2")

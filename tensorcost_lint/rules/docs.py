@@ -10,14 +10,6 @@ from . import ALL_RULES, RULES_BY_CODE
 RULE_DOCS_URL = "https://github.com/tensorcost/tensorcost/blob/main/docs/rules/{code}.md"
 
 
-def rule_url(code: str) -> str | None:
-    return RULE_DOCS_URL.format(code=code) if code in RULES_BY_CODE else None
-
-
-def _indent(code: str) -> str:
-    return "\n".join(("    " + line) if line else "" for line in code.splitlines())
-
-
 def rule_page(code: str) -> str | None:
     rule = RULES_BY_CODE.get(code.upper())
     if rule is None:
