@@ -37,6 +37,14 @@ from .records import (
 PLAN_VERSION = "tensor-cost-v1"
 
 
+def flops_per_point(operand_count: int, summed: bool, convention: str = "fma-2") -> int:
+    """FLOPs per index point, as opt_einsum's `flop_count` counts them: one multiply per extra
+    operand, plus one add when an index is summed — 2 for a pairwise contraction (a fused
+    multiply-add counted as 2 FLOPs under fma-2), 1 for an outer/Hadamard product. Under fma-1 the
+    add is fused away."""
+    return max(1, operand_count - 1) + (1 if summed and FLOP_CONVENTIONS[convention] == 2 else 0)
+
+
 @dataclass(frozen=True, slots=True)
 class Contraction:
     """Label strings per operand and output, and the size each label is bound to."""
@@ -58,15 +66,8 @@ class Contraction:
         return tuple(size[label] for label in self.output)
 
     def flops(self, convention: str, executions: int = 1) -> int:
-        """executions · prod(all index sizes) · FLOPs per index point.
-
-        Per point, as opt_einsum's `flop_count` counts it: one multiply per extra operand, plus one
-        add when an index is summed — 2 for a pairwise contraction (a fused multiply-add counted as
-        2 FLOPs under fma-2), 1 for an outer/Hadamard product. Under fma-1 the add is fused away.
-        """
-        per_point = max(1, len(self.inputs) - 1)
-        if self.summed and FLOP_CONVENTIONS[convention] == 2:
-            per_point += 1
+        """executions · prod(all index sizes) · flops_per_point."""
+        per_point = flops_per_point(len(self.inputs), self.summed, convention)
         return checked_product((per_point, executions, *(s for _, s in self.sizes)), "flops")
 
 
@@ -142,6 +143,11 @@ class ContractionPlan:
     @property
     def operand_dtype(self) -> DType:
         return self.inputs[0].dtype
+
+    @property
+    def accumulation(self) -> DType:
+        """The accumulation dtype (AttentionPlan has the same accessor)."""
+        return self.accumulation_dtype
 
 
 def contraction_plan(

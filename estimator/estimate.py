@@ -42,7 +42,7 @@ def find_evidence(hardware: HardwareEvidence | None, plan):
     """(compute record, bandwidth record, reason) for the plan; records None where none matches."""
     if hardware is None:
         return None, None, "no hardware evidence configured"
-    accumulation = plan.accumulation_dtype if type(plan) is ContractionPlan else plan.accumulation
+    accumulation = plan.accumulation
     compute = hardware.compute_for(plan.operation_class, plan.operand_dtype, accumulation, plan.flop_convention)
     bandwidth = hardware.bandwidth_for(plan.traffic.boundary)
     missing = []

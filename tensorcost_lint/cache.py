@@ -99,12 +99,8 @@ class ResultCache:
         """Every existing component from the cache directory down is a real directory, no link:
         so a write can never land outside the cache directory."""
         top = Path(self.directory)
-        current = top
         for part in (top, *(top / p for p in directory.relative_to(top).parts)):
-            current = part
-            if os.path.islink(current):
-                return False
-            if os.path.exists(current) and not os.path.isdir(current):
+            if os.path.islink(part) or (os.path.exists(part) and not os.path.isdir(part)):
                 return False
         return True
 

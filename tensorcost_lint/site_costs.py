@@ -19,6 +19,7 @@ from estimator import (
     estimate,
     normalize_dtype,
 )
+from estimator.contraction import flops_per_point
 from estimator.planner import build_network, framework_execution
 from shape_annotations import Polynomial, ShapeError, Unknown, evaluate_dim, free_names, render_dim
 
@@ -155,11 +156,6 @@ def config_tf32(site: CallSite, config) -> bool:
     return bool(site.options.get("tf32"))
 
 
-def points_factor(operand_count: int, summed: bool) -> int:
-    """FLOPs per index point, opt_einsum's convention (see estimator.contraction)."""
-    return max(1, operand_count - 1) + (1 if summed else 0)
-
-
 def _common(config):
     # the traffic number's owner is the project config; never its absolute path, which would make
     # plan ids differ between two clones of one repository
@@ -176,7 +172,7 @@ def _finish(plan, site: CallSite, flops_poly, bytes_poly, operand_shapes=None, *
         operand_dtypes=tuple(t.dtype.name for t in _plan_inputs(plan)),
         output_shape=plan.output.shape,
         output_dtype=plan.output.dtype.name,
-        accumulation_dtype=(getattr(plan, "accumulation_dtype", None) or plan.accumulation).name,
+        accumulation_dtype=plan.accumulation.name,
         operation_class=plan.operation_class,
         flops=result.flops,
         flops_polynomial=flops_poly,
@@ -213,7 +209,7 @@ def _cost_single(site, shapes, operand, output_dtype, accumulation, operation_cl
         output_name="output", output_dtype=output_dtype, accumulation_dtype=accumulation,
         subscripts=",".join(inputs) + "->" + output, broadcast_policy="shared-weights", **_common(config),
     )
-    factor = points_factor(len(tensors), plan.contraction.summed)
+    factor = flops_per_point(len(tensors), plan.contraction.summed)
     labels = list(dict.fromkeys("".join(model.inputs)))
     flops_poly = _polynomial([model.dims[label] for label in labels], factor)
     if flops_poly is not None and config.execution.count != 1:
@@ -317,7 +313,7 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
         )
         plans.append(plan)
         labels = list(dict.fromkeys(subscripts.split("->")[0].replace(",", "")))
-        factor = points_factor(len(positions), plan.contraction.summed)
+        factor = flops_per_point(len(positions), plan.contraction.summed)
         step_poly = _polynomial([back[c] for c in labels], factor)
         flops_poly = None if flops_poly is None or step_poly is None else flops_poly + step_poly
         if not final:

@@ -217,24 +217,11 @@ def _strings(tree):
 
 def _whole_file(base: FileContext, text: str) -> None:
     module = cst.parse_module(text)
-    ctx = base.for_unit(module, 0)
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                target = small.targets[0].target
-                if isinstance(target, cst.Name) and isinstance(small.value, (cst.Subscript, cst.BinaryOperation)):
-                    tree = to_tree(small.value, ctx)
-                    base.aliases[target.value] = tree
-                    for string in _strings(tree):
-                        base.alias_strings[id(string)] = (ctx, small.value)
-    FunctionFlow(ctx, {}).run(module.body)
+    FunctionFlow(base.for_unit(module, 0), {}).run(module.body)
 
 
 def _by_units(base: FileContext, lines: list[str], selection) -> None:
     env = {name: DimFact(Const(value)) for name, value in selection.constants.items()}
-    _read_aliases(base, lines, selection.alias_statements)
     self_facts: dict = {}
     for unit in sorted(selection.units, key=lambda u: (u.class_key or u.start, not u.is_init, u.start)):
         try:
@@ -271,6 +258,7 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     lines = source_lines(text, keepends=True)
     uses_einops = any(target == "einops" or target.startswith("einops.") for target in imports.aliases.values())
     selection = select_units(tree, [line.rstrip("\r\n") for line in lines], einops=uses_einops)
+    _read_aliases(base, lines, selection.alias_statements)  # both modes: aliases come from the selection
     if selection.whole_file:
         _whole_file(base, text)
     else:

@@ -12,7 +12,6 @@ from decimal import Decimal
 
 from estimator import DTYPES, FLOP_CONVENTIONS, AttentionPlan, estimate
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True)
@@ -143,17 +142,6 @@ def checked(workload: Workload, fma_flops: int = 2) -> Workload:
     return workload
 
 
-def relabel(site_shapes) -> tuple[list[str], str]:
-    """The analysis's labels (ellipsis dims use private characters) as a-zA-Z, which every
-    einsum implementation accepts; the same mapping the cost model uses."""
-    table: dict[str, str] = {}
-    for label in "".join(site_shapes.inputs) + site_shapes.output:
-        if label not in table:
-            table[label] = _LETTERS[len(table)]
-    inputs = ["".join(table[c] for c in term) for term in site_shapes.inputs]
-    return inputs, "".join(table[c] for c in site_shapes.output)
-
-
 def attention_flops(query: tuple, key: tuple, value: tuple, fma_flops: int = 2, causal: bool = False) -> int:
     """Its two matmuls, QKᵀ and PV (softmax is not counted, as in the cost model); under a causal
     mask only the scores query i may see (keys 0..i) are computed."""
@@ -193,7 +181,8 @@ def site_workload(number: int, path: str, site_result, config) -> Workload:
         steps = tuple(Step(tuple(s.operands), s.subscripts, single_loop=len(s.operands) != 2)
                       for s in cost.execution.order.steps)
         return checked(Workload(**common, steps=steps))
-    inputs, output = relabel(site.shapes)
+    contraction = cost.plans[0].contraction  # the labels the cost model counted, letters a-zA-Z
+    inputs, output = list(contraction.inputs), contraction.output
     if label_sizes(inputs, cost.operand_shapes) is None:
         return Workload(**common, skip_reason="operand shapes do not bind to the site's einsum labels")
     step = Step(tuple(range(len(inputs))), ",".join(inputs) + "->" + output,
