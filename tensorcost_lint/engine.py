@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .analysis.file_analysis import analyse_source
+from .analysis.site_registry import call_names_pattern
+from .analysis.units import SHAPE_TEXT
 from .findings import Finding
 from .rules import ALL_RULES, RuleContext, SiteResult, enabled_codes
 from .site_costs import cost_site, unresolved
@@ -21,13 +23,10 @@ from .source_lines import source_lines
 
 SYNTAX_ERROR_CODE = "E999"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-# A file with none of these can raise no finding: no call site (TCL1xx-5xx), no shape annotation,
-# shape comment, einops pattern or pragma (TCL001/TCL002). Such files skip the parse entirely.
-_CANDIDATE = re.compile(
-    r"@|matmul|einsum|\bmm\(|bmm|\bdot|linear|Linear|attention|dot_general|tensorcost|einops"
-    r"|\[\s*(?:torch\.|jax\.|jnp\.|np\.|numpy\.)?(?:Tensor|Array|ndarray)|TensorType"
-    r"|#\s*(?:shape\s*:|[(\[]\s*\w)"
-)
+# A file with none of these can raise no finding: no call site of the registry (TCL1xx-5xx), no
+# shape string or shape comment unit selection would look at, no einops call or pragma
+# (TCL001/TCL002). Such files skip the parse entirely.
+_CANDIDATE = re.compile(call_names_pattern() + "|" + SHAPE_TEXT + "|tensorcost|einops")
 
 
 @dataclass

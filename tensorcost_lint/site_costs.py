@@ -228,8 +228,7 @@ def _product(values) -> int:
 def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> SiteCost:
     given = tuple(tuple(s) for s in shapes)
     query, key, value = shapes
-    layout = "bshd" if site.framework == "jax" else "bhsd"
-    if layout == "bshd":
+    if site.spec.layout == "bshd":
         query, key, value = ((s[0], s[2], s[1], s[3]) for s in (query, key, value))
     else:
         query, key, value = (_as_rank4(s) for s in (query, key, value))

@@ -8,46 +8,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import einops_einsum_axes, ShapeError
+from shape_annotations import ShapeError, Unknown, einops_einsum_axes
 
 from . import site_shapes
 from .context import CallSite
 from .evaluator import int_value
 from .facts import DTypeFact, SequenceFact, StringFact, TensorFact
+from .site_registry import ACCUMULATION_KEYWORDS, FUNCTIONS, METHODS, OPERATOR_SPEC
 
-# canonical callee -> (operation, framework, operand argument positions, variant)
-SITE_FUNCTIONS = {
-    "torch.matmul": ("matmul", "torch", (0, 1), "matmul"),
-    "torch.mm": ("matmul", "torch", (0, 1), "mm"),
-    "torch.bmm": ("matmul", "torch", (0, 1), "bmm"),
-    "torch.baddbmm": ("matmul", "torch", (1, 2), "bmm"),
-    "torch.addmm": ("matmul", "torch", (1, 2), "mm"),
-    "torch.nn.functional.linear": ("linear", "torch", (0, 1), "linear"),
-    "numpy.matmul": ("matmul", "numpy", (0, 1), "matmul"),
-    "jax.numpy.matmul": ("matmul", "jax", (0, 1), "matmul"),
-    "numpy.dot": ("matmul", "numpy", (0, 1), "dot"),
-    "jax.numpy.dot": ("matmul", "jax", (0, 1), "dot"),
-    "jax.lax.dot_general": ("dot_general", "jax", (0, 1), "dot_general"),
-    "torch.einsum": ("einsum", "torch", None, "einsum"),
-    "numpy.einsum": ("einsum", "numpy", None, "einsum"),
-    "jax.numpy.einsum": ("einsum", "jax", None, "einsum"),
-    "opt_einsum.contract": ("einsum", "opt_einsum", None, "einsum"),
-    "einops.einsum": ("einsum", "einops", None, "einops"),
-    "torch.nn.functional.scaled_dot_product_attention": ("attention", "torch", (0, 1, 2), "bhsd"),
-    "jax.nn.dot_product_attention": ("attention", "jax", (0, 1, 2), "bshd"),
-}
-SITE_METHODS = {"matmul": "matmul", "mm": "mm", "bmm": "bmm", "dot": "dot", "__matmul__": "matmul"}
-_KEYWORD_OPERANDS = {
-    "torch.nn.functional.scaled_dot_product_attention": ("query", "key", "value"),
-    "jax.nn.dot_product_attention": ("query", "key", "value"),
-    "torch.nn.functional.linear": ("input", "weight"),
-}
-_ACCUMULATION_KEYWORDS = ("preferred_element_type", "out_dtype", "dtype")
-
-
-def _new_site(evaluator, node, operation: str, framework: str, function: str, operands: tuple) -> CallSite:
+def _new_site(evaluator, node, spec, framework: str, function: str, operands: tuple) -> CallSite:
     ctx = evaluator.ctx
-    site = CallSite(operation, framework, function, operands, node=node, ctx=ctx)
+    site = CallSite(spec.operation, framework, function, operands, node=node, ctx=ctx, spec=spec)
     if ctx.autocast is not None and framework == "torch":
         site.options["autocast"] = ctx.autocast
     ctx.sites.append(site)
@@ -76,7 +47,7 @@ def _framework_of(operands, ctx) -> str:
 
 def _apply_accumulation(evaluator, site: CallSite, args) -> None:
     """Accumulation/output dtype as the code states it: keyword arguments, then file-wide flags."""
-    for keyword in _ACCUMULATION_KEYWORDS:
+    for keyword in ACCUMULATION_KEYWORDS:
         node = args.keywords.get(keyword) if args is not None else None
         if node is None:
             continue
@@ -108,7 +79,7 @@ def _output_fact(site: CallSite) -> TensorFact | None:
     return TensorFact(tuple(shapes.output_shape), dtype, framework=framework)
 
 
-def _model(evaluator, site: CallSite, variant: str, **extra) -> None:
+def _model(evaluator, site: CallSite, literal: dict | None = None) -> None:
     operands = site.operands
     if any(type(op) is not TensorFact for op in operands):
         missing = [str(i) for i, op in enumerate(operands) if type(op) is not TensorFact]
@@ -118,22 +89,9 @@ def _model(evaluator, site: CallSite, variant: str, **extra) -> None:
         missing = [str(i) for i, op in enumerate(operands) if op.shape is None]
         site.unresolved = f"operand {', '.join(missing)} has an unknown rank"
         return
-    sizes = evaluator.ctx.sizes
     shapes = [tuple(op.shape) for op in operands]
-    if variant in ("matmul", "mm", "bmm"):
-        site.shapes = site_shapes.model_matmul(*shapes, sizes, strict_broadcast=evaluator.ctx.strict_broadcast, variant=variant)
-    elif variant == "dot":
-        site.shapes = site_shapes.model_dot(*shapes, sizes)
-    elif variant == "linear":
-        site.shapes = site_shapes.model_linear(*shapes, sizes)
-    elif variant in ("bhsd", "bshd"):
-        site.shapes = site_shapes.model_attention(*shapes, sizes, variant)
-    elif variant == "einsum":
-        site.shapes = site_shapes.model_einsum(extra["subscripts"], shapes, sizes)
-    elif variant == "einops":
-        site.shapes = site_shapes.model_named_einsum(extra["axes"], extra["output"], shapes, sizes, extra["pattern"])
-    elif variant == "dot_general":
-        site.shapes = site_shapes.model_dot_general(*shapes, extra["contracting"], extra["batch"], sizes)
+    site.shapes = site_shapes.SHAPE_MODELS[site.spec.model](
+        site.spec, shapes, evaluator.ctx.sizes, literal or {}, evaluator.ctx.strict_broadcast)
     if site.shapes is not None and site.shapes.undecided:
         what, a, b = site.shapes.undecided[0]
         from shape_annotations import render_dim
@@ -166,10 +124,10 @@ def _record_chain(ctx, node, lhs, rhs, site) -> None:
 def record_matmul_operator(evaluator, node: cst.BinaryOperation):
     lhs, rhs = evaluator.eval(node.left), evaluator.eval(node.right)
     operands = (lhs, rhs)
-    site = _new_site(evaluator, node, "matmul", _framework_of(operands, evaluator.ctx), "@", operands)
+    site = _new_site(evaluator, node, OPERATOR_SPEC, _framework_of(operands, evaluator.ctx), "@", operands)
     _record_chain(evaluator.ctx, node, lhs, rhs, site)
     _apply_accumulation(evaluator, site, None)
-    _model(evaluator, site, "matmul")
+    _model(evaluator, site)
     return _output_fact(site)
 
 
@@ -179,19 +137,24 @@ def record_method_site(evaluator, node: cst.Call, receiver: TensorFact, method: 
         evaluator.eval(value)
     operands = (receiver, other)
     framework = _framework_of(operands, evaluator.ctx)
-    site = _new_site(evaluator, node, "matmul", framework, f"Tensor.{method}" if framework == "torch" else f"ndarray.{method}", operands)
+    site = _new_site(evaluator, node, METHODS[method], framework,
+                     f"Tensor.{method}" if framework == "torch" else f"ndarray.{method}", operands)
     _apply_accumulation(evaluator, site, args)
-    _model(evaluator, site, "dot" if method == "dot" and framework != "torch" else SITE_METHODS[method])
+    _model(evaluator, site)
     return _output_fact(site)
 
 
 def record_linear_module(evaluator, node: cst.Call, module, args):
     x = evaluator.eval(args.get(0, "input"))
-    weight = TensorFact((module.out_dim, module.in_dim), module.dtype or (x.dtype if type(x) is TensorFact else None),
+    in_dim = module.in_dim
+    if in_dim is None:  # nn.LazyLinear(out) takes its in_features from the first input it sees
+        in_dim = x.shape[-1] if type(x) is TensorFact and x.shape else Unknown("in_features")
+    weight = TensorFact((module.out_dim, in_dim), module.dtype or (x.dtype if type(x) is TensorFact else None),
                         framework="torch")
-    site = _new_site(evaluator, node, "linear", "torch", "nn.Linear", (x, weight))
+    spec = module.spec
+    site = _new_site(evaluator, node, spec, "torch", spec.label or spec.name, (x, weight))
     _apply_accumulation(evaluator, site, None)
-    _model(evaluator, site, "linear")
+    _model(evaluator, site)
     return _output_fact(site)
 
 
@@ -212,52 +175,51 @@ def _literal_options(evaluator, args) -> dict:
 
 
 def record_function_site(evaluator, node: cst.Call, name: str, args):
-    operation, framework, positions, variant = SITE_FUNCTIONS[name]
+    spec = FUNCTIONS[name]
+    framework = spec.framework
     options = _literal_options(evaluator, args)
-    extra = {}
-    if variant == "einsum":
+    literal = {}
+    if spec.model == "einsum":
         operands, subscripts = _einsum_operands(evaluator, args)
         if subscripts is not None:
             options["subscripts"] = subscripts
-            extra["subscripts"] = subscripts
-    elif variant == "einops":
+            literal["subscripts"] = subscripts
+    elif spec.model == "einops":
         operands, pattern = _einops_operands(evaluator, args)
         if pattern is not None:
             options["subscripts"] = pattern
             try:
                 axes, output = einops_einsum_axes(pattern, len(operands))
-                extra.update(axes=axes, output=output, pattern=pattern)
+                literal.update(axes=axes, output=output, pattern=pattern)
             except ShapeError as error:
-                site = _new_site(evaluator, node, operation, framework, name, operands)
+                site = _new_site(evaluator, node, spec, framework, name, operands)
                 site.unresolved = f"einops pattern {pattern!r} cannot be parsed: {error.message}"
                 evaluator.ctx.diagnose("TCL001", node, f"cannot parse einops pattern: {error.message}")
                 return None
     else:
-        keywords = _KEYWORD_OPERANDS.get(name, ())
-        operands = tuple(
-            evaluator.eval(args.get(p, keywords[i] if i < len(keywords) else None))
-            if args.get(p, keywords[i] if i < len(keywords) else None) is not None else None
-            for i, p in enumerate(positions)
-        )
-        used = {args.get(p, keywords[i] if i < len(keywords) else None) for i, p in enumerate(positions)}
+        keywords = spec.keywords
+        nodes = [args.get(p, keywords[i] if i < len(keywords) else None) for i, p in enumerate(spec.operands)]
+        operands = tuple(evaluator.eval(n) if n is not None else None for n in nodes)
+        used = set(nodes)
+        accumulation = [args.keywords.get(k) for k in ACCUMULATION_KEYWORDS]
         for value in [*args.positional, *args.keywords.values()]:
-            if value not in used and value not in (args.keywords.get(k) for k in _ACCUMULATION_KEYWORDS):
+            if value not in used and value not in accumulation:
                 evaluator.eval(value)
-        if variant == "dot_general":
+        if spec.model == "dot_general":
             numbers = _dimension_numbers(args.get(2, "dimension_numbers"))
             if numbers is not None:
-                extra["contracting"], extra["batch"] = numbers
-    site = _new_site(evaluator, node, operation, framework, name, tuple(operands))
+                literal["contracting"], literal["batch"] = numbers
+    site = _new_site(evaluator, node, spec, framework, name, tuple(operands))
     site.options = options
     _apply_accumulation(evaluator, site, args)
-    if variant == "einsum" and "subscripts" not in extra:
+    if spec.model == "einsum" and "subscripts" not in literal:
         site.unresolved = "einsum subscripts are not a string literal"
-    elif variant == "einops" and "axes" not in extra:
+    elif spec.model == "einops" and "axes" not in literal:
         site.unresolved = "einops pattern is not a string literal"
-    elif variant == "dot_general" and "contracting" not in extra:
+    elif spec.model == "dot_general" and "contracting" not in literal:
         site.unresolved = "dot_general dimension_numbers are not literal"
     else:
-        _model(evaluator, site, variant, **extra)
+        _model(evaluator, site, literal)
     return _output_fact(site)
 
 

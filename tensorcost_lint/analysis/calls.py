@@ -14,6 +14,7 @@ from shape_annotations import Unknown
 
 from .facts import DTypeFact, ModuleFact, ScalarFact, TensorFact
 from .imports import dotted_name
+from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
 from . import tensor_functions, tensor_methods
 
 
@@ -56,17 +57,20 @@ SHAPE_PRESERVING_MODULES = frozenset({
 def module_constructor(evaluator, name: str, args: CallArgs):
     """`nn.Linear(in, out)` and shape-preserving modules, as ModuleFacts."""
     last = name.rsplit(".", 1)[-1]
-    if last in ("Linear", "LazyLinear") and (name.startswith("torch.nn") or "." not in name or name.startswith("nn.")):
-        in_node, out_node = args.get(0, "in_features"), args.get(1, "out_features")
-        if in_node is None or out_node is None:
+    spec = MODULE_CLASSES.get(last)
+    if spec is not None and (name.startswith("torch.nn") or "." not in name or name.startswith("nn.")):
+        lazy = last == "LazyLinear"  # nn.LazyLinear(out_features): in_features come from the first input
+        in_node = None if lazy else args.get(0, "in_features")
+        out_node = args.get(0 if lazy else 1, "out_features")
+        if out_node is None or (in_node is None and not lazy):
             return None
         dtype_node = args.keywords.get("dtype")
         dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
         dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
         # an unreadable size is an Unknown dim (never None): the weight keeps its rank of 2
-        in_dim = evaluator.dim_of(in_node) or Unknown("in_features")
+        in_dim = None if lazy else evaluator.dim_of(in_node) or Unknown("in_features")
         out_dim = evaluator.dim_of(out_node) or Unknown("out_features")
-        return ModuleFact("linear", in_dim, out_dim, dtype)
+        return ModuleFact("linear", in_dim, out_dim, dtype, spec)
     if last in SHAPE_PRESERVING_MODULES:
         for value in [*args.positional, *args.keywords.values()]:
             evaluator.eval(value)
@@ -84,7 +88,7 @@ def evaluate_call(evaluator, node: cst.Call):
         _walk_args(evaluator, args)
         return ScalarFact()
     if name is not None:
-        if name in call_sites.SITE_FUNCTIONS:
+        if name in SITE_FUNCTIONS:
             return call_sites.record_function_site(evaluator, node, name, args)
         transfer = tensor_functions.FUNCTIONS.get(name)
         if transfer is not None:
@@ -99,7 +103,7 @@ def evaluate_call(evaluator, node: cst.Call):
         receiver = evaluator.eval(func.value) if name is None else None
         method = func.attr.value
         if type(receiver) is TensorFact:
-            if method in call_sites.SITE_METHODS:
+            if method in SITE_METHODS:
                 return call_sites.record_method_site(evaluator, node, receiver, method, args)
             transfer = tensor_methods.METHODS.get(method)
             if transfer is not None:

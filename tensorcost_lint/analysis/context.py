@@ -40,6 +40,7 @@ class CallSite:
     output_dtype: str | None = None
     options: dict = field(default_factory=dict)  # subscripts, optimize, is_causal, path, ...
     unresolved: str | None = None  # why operands/shapes could not be modelled
+    spec: object = field(default=None, repr=False)  # the site_registry.SiteSpec that recognised the call
     node: object = field(default=None, repr=False, compare=False)
     ctx: object = field(default=None, repr=False, compare=False)
     id: int = -1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, Sym, simplify_dim
+from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
 
 from . import shape_ops
 from .annotations import string_literal
@@ -177,7 +177,8 @@ class Evaluator:
             # `self.cfg = Config.unwrap(cfg)`: still the config object, whatever built it
             return CONFIG if value is None and name in CONFIG_NAMES else value
         if type(receiver) is ModuleFact and receiver.kind == "linear" and name == "weight":
-            return TensorFact((receiver.out_dim, receiver.in_dim), receiver.dtype, framework="torch")
+            in_dim = receiver.in_dim if receiver.in_dim is not None else Unknown("in_features")
+            return TensorFact((receiver.out_dim, in_dim), receiver.dtype, framework="torch")
         return None
 
     def _tensor_attribute(self, fact: TensorFact, name: str):

@@ -60,9 +60,10 @@ class ModuleFact:
     """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]) or "preserve"."""
 
     kind: str
-    in_dim: object = None
+    in_dim: object = None  # None for nn.LazyLinear: read from the input at the call
     out_dim: object = None
     dtype: str | None = None
+    spec: object = None  # the site_registry.SiteSpec of a linear module
 
 
 @dataclass(frozen=True, slots=True)

@@ -221,3 +221,31 @@ def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) 
                      if p.code == "TCL102" else p for p in model.problems)
     return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
                       problems, model.undecided, attention=True, operands=model.operands)
+
+
+def _contraction(spec, shapes, sizes, literal, strict):
+    """A call that is a fixed einsum (`torch.addbmm`: "bij,bjk->ik"); a misfit is a contraction
+    mismatch (TCL101), as torch reports it, not an einsum contract error."""
+    model = model_einsum(spec.subscripts, shapes, sizes)
+    problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", f"{spec.name} shape mismatch"))
+                     if p.code == "TCL102" else p for p in model.problems)
+    return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
+                      problems, model.undecided, operands=model.operands)
+
+
+# shape model of a registry entry (site_registry.MODELS) -> (spec, shapes, sizes, literal, strict) -> SiteShapes;
+# `literal` holds what the call wrote literally: subscripts, einops axes, dimension numbers
+SHAPE_MODELS = {
+    "matmul": lambda spec, shapes, sizes, literal, strict: model_matmul(*shapes, sizes, strict_broadcast=strict),
+    "mm": lambda spec, shapes, sizes, literal, strict: model_matmul(*shapes, sizes, strict_broadcast=strict, variant="mm"),
+    "bmm": lambda spec, shapes, sizes, literal, strict: model_matmul(*shapes, sizes, strict_broadcast=strict, variant="bmm"),
+    "dot": lambda spec, shapes, sizes, literal, strict: model_dot(*shapes, sizes),
+    "linear": lambda spec, shapes, sizes, literal, strict: model_linear(*shapes, sizes),
+    "contraction": _contraction,
+    "einsum": lambda spec, shapes, sizes, literal, strict: model_einsum(literal["subscripts"], shapes, sizes),
+    "einops": lambda spec, shapes, sizes, literal, strict: model_named_einsum(
+        literal["axes"], literal["output"], shapes, sizes, literal["pattern"]),
+    "dot_general": lambda spec, shapes, sizes, literal, strict: model_dot_general(
+        *shapes, literal["contracting"], literal["batch"], sizes),
+    "attention": lambda spec, shapes, sizes, literal, strict: model_attention(*shapes, sizes, spec.layout),
+}

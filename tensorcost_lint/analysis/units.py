@@ -15,22 +15,23 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-SITE_NAMES = frozenset({
-    "matmul", "mm", "bmm", "baddbmm", "addmm", "linear", "einsum", "contract", "dot", "dot_general",
-    "scaled_dot_product_attention", "dot_product_attention",
-})
+from .site_registry import CALL_NAMES, MODULE_CLASSES
+
+SITE_NAMES = CALL_NAMES
 # einops reshapes can contradict a declared shape (TCL002), but `x.repeat(...)` is also a torch
 # method: these count only in files that import einops.
 EINOPS_NAMES = frozenset({"rearrange", "repeat", "reduce"})
-LINEAR_CLASSES = frozenset({"Linear", "LazyLinear"})
+LINEAR_CLASSES = frozenset(MODULE_CLASSES)
 SHAPE_COMMENT = re.compile(r"#\s*(?:shape\b|[(\[]\s*[\w.])")
+# Shape strings: `Float[Tensor, "b s"]` (a subscript whose items include a string after a comma),
+# torchtyping's `TensorType["b"]`, forward references `"Float[...]"`, and shape-like comments.
+SHAPE_TEXT = r"\w\[[^\]\n]*,\s*[rbuRBU]*['\"]|TensorType\[|['\"]\w+\[|#\s*(?:shape\b|[(\[])"
+
+
 # A superset, on text, of what the tree walk looks for: a unit whose text has none of these cannot
 # be a candidate. (Names inside strings or comments only cost a walk, never a missed finding.)
 def _unit_text(names) -> re.Pattern:
-    # shape strings: `Float[Tensor, "b s"]` (a subscript whose items include a string after a
-    # comma), torchtyping's `TensorType["b"]`, forward references `"Float[...]"`
-    return re.compile(r"@|\b(?:" + "|".join(sorted(names)) + r")\b|\w\[[^\]\n]*,\s*[rbuRBU]*['\"]"
-                      r"|TensorType\[|['\"]\w+\[|#\s*(?:shape\b|[(\[])")
+    return re.compile(r"@|\b(?:" + "|".join(sorted(names)) + r")\b|" + SHAPE_TEXT)
 
 
 _UNIT_TEXT = {False: _unit_text(SITE_NAMES), True: _unit_text(SITE_NAMES | EINOPS_NAMES)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis.site_registry import SITES, shown_name
 from .base import Example, Rule
 
 
@@ -21,9 +22,12 @@ class MatmulContractionMismatch(_ProblemRule):
     summary = "matmul contraction mismatch (lhs last dim ≠ rhs contracted dim), incl. torch.matmul's 1-D/2-D rules"
     severity = "error"
     what_it_does = (
-        "Checks every `@`, `matmul`, `mm`, `bmm`, `F.linear`, `nn.Linear` call, `np.dot`, `lax.dot_general` and "
-        "fused attention call: the lhs's last dim must equal the rhs's contracted dim (`rhs[-2]`, or `rhs[0]` for a "
-        "1-D rhs), `mm` takes 2-D and `bmm` 3-D operands with equal batches."
+        "Checks every contraction that is not an einsum ("
+        + ", ".join(f"`{shown_name(spec)}`" if spec.form != "module" else shown_name(spec)
+                    for spec in SITES if spec.model not in ("einsum", "einops"))
+        + "): the lhs's last dim must equal the rhs's contracted dim (`rhs[-2]`, or `rhs[0]` for a 1-D rhs), "
+        "`mm` takes 2-D and `bmm` 3-D operands with equal batches, and a fixed contraction (`torch.X` that is "
+        "one einsum) must fit that einsum."
     )
     why_bad = "The call raises a RuntimeError when it first runs — possibly hours into a job, on the first long batch."
     example = "scores = q @ k  # q: [batch, heads, seq, d_head], k: [batch, heads, seq, d_head]"
