@@ -71,6 +71,7 @@ SITES: tuple[SiteSpec, ...] = (
     _torch("bmm", "bmm"),
     _torch("baddbmm", "bmm", (1, 2)),
     _torch("addmm", "mm", (1, 2)),
+    _torch("addbmm", "contraction", (1, 2), keywords=("batch1", "batch2"), subscripts="bij,bjk->ik"),
     _torch("nn.functional.linear", "linear", operation="linear", keywords=("input", "weight")),
     SiteSpec("x.matmul", METHOD, "matmul", "matmul"),
     SiteSpec("x.mm", METHOD, "matmul", "mm"),

@@ -70,6 +70,8 @@ ROWS = {
                          counted(lambda: torch.baddbmm(_meta(2, 3, 5), _meta(2, 3, 4), _meta(2, 4, 5)))),
     "torch.addmm": Row(torch_fn(f'c: Float[Tensor, "s f"], a: Float[Tensor, "s d"], {W}', "torch.addmm(c, a, w)"),
                        counted(lambda: torch.addmm(_meta(3, 5), _meta(3, 4), _meta(4, 5)))),
+    "torch.addbmm": Row(torch_fn(f'c: Float[Tensor, "s f"], {X}, v: Float[Tensor, "b d f"]', "torch.addbmm(c, x, v)"),
+                        einsum_cost("bsd,bdf->sf", (2, 3, 4), (2, 4, 5))),  # FlopCounterMode does not count addbmm
     "torch.nn.functional.linear": Row(torch_fn(f'{X}, w: Float[Tensor, "f d"]', "F.linear(x, w)"),
                                       counted(lambda: torch.nn.functional.linear(_meta(2, 3, 4), _meta(5, 4)))),
     "x.matmul": Row(torch_fn(f"{X}, {W}", "x.matmul(w)"), counted(lambda: _meta(2, 3, 4).matmul(_meta(4, 5)))),
