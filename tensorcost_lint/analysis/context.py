@@ -13,7 +13,6 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .imports import ImportTable
-from .site_shapes import SiteShapes
 
 
 @dataclass
@@ -24,64 +23,6 @@ class Diagnostic:
     line: int  # 1-based
     column: int  # 1-based
     message: str
-
-
-@dataclass
-class CallSite:
-    """One matmul/einsum/attention call found in the source, with what we know of its operands."""
-
-    operation: str  # matmul | einsum | attention | linear | dot_general
-    framework: str  # torch | numpy | jax | einops | opt_einsum
-    function: str  # the callee as resolved: "torch.einsum", "@", "Tensor.matmul", "nn.Linear"
-    operands: tuple  # TensorFact | None per operand
-    shapes: SiteShapes | None = None
-    accumulation_dtype: str | None = None  # stated by the code (preferred_element_type, flags)
-    accumulation_source: str | None = None  # where that statement was made, for messages
-    output_dtype: str | None = None
-    options: dict = field(default_factory=dict)  # subscripts, optimize, is_causal, path, ...
-    unresolved: str | None = None  # why operands/shapes could not be modelled
-    spec: object = field(default=None, repr=False)  # the site_registry.SiteSpec that recognised the call
-    node: object = field(default=None, repr=False, compare=False)
-    ctx: object = field(default=None, repr=False, compare=False)
-    id: int = -1
-    _position: tuple | None = field(default=None, repr=False)
-    _expression: str | None = field(default=None, repr=False)
-
-    def locate(self) -> "CallSite":
-        """Compute position and expression now (before the CST is dropped, e.g. to pickle)."""
-        if self._position is None:
-            self._position = self.ctx.position(self.node)
-        if self._expression is None:
-            from .call_sites import strip_parentheses
-
-            # LibCST positions already exclude a node's own parentheses; its code does not.
-            self._expression = strip_parentheses(self.ctx.code(self.node))
-        return self
-
-    def detach(self) -> "CallSite":
-        self.locate()
-        self.node = self.ctx = None
-        return self
-
-    @property
-    def line(self) -> int:
-        return self.locate()._position[0]
-
-    @property
-    def column(self) -> int:
-        return self.locate()._position[1]
-
-    @property
-    def end_line(self) -> int:
-        return self.locate()._position[2]
-
-    @property
-    def end_column(self) -> int:
-        return self.locate()._position[3]
-
-    @property
-    def expression(self) -> str:
-        return self.locate()._expression
 
 
 @dataclass

@@ -13,6 +13,7 @@ from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
 
 from . import shape_ops
 from .annotations import string_literal
+from .literals import int_value
 from .facts import DimFact, DTypeFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact, merge_facts
 
 # Objects whose attributes are model dimensions: `config.n_embd` is the dim `n_embd`.
@@ -43,19 +44,6 @@ _ARITHMETIC = {
 }
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo,
                 cst.BitAnd, cst.BitOr, cst.BitXor)
-
-
-def int_value(node: cst.BaseExpression) -> int | None:
-    """A literal int (`3`, `-1`), read without evaluating anything."""
-    if isinstance(node, cst.Integer):
-        try:
-            return int(node.value.replace("_", ""), 0)
-        except ValueError:
-            return None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = int_value(node.expression)
-        return None if inner is None else -inner
-    return None
 
 
 class Evaluator:

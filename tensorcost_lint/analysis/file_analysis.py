@@ -10,7 +10,7 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -265,7 +265,5 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
         _by_units(base, lines, selection)
     # Units run __init__-first; a stable sort by unit start numbers sites in file order without
     # resolving any position (sites in one unit are recorded in evaluation order).
-    sites = sorted(base.sites, key=lambda site: site.ctx.line_offset)
-    for index, site in enumerate(sites):
-        site.id = index
+    sites = [replace(site, id=index) for index, site in enumerate(sorted(base.sites, key=lambda site: site.span.order))]
     return FileAnalysis(sites, base.diagnostics, sizes, base.flags)

@@ -9,6 +9,7 @@ from shape_annotations import Const, Unknown
 
 from . import shape_ops
 from .facts import DimFact, SequenceFact, TensorFact
+from .literals import int_value
 
 
 def _slice_dim(evaluator, dim, node: cst.Slice):
@@ -29,8 +30,6 @@ def subscript(evaluator, node: cst.Subscript):
     elements = list(node.slice)
     if type(value) is SequenceFact:
         if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
-            from .evaluator import int_value
-
             index = int_value(elements[0].slice.value)
             if index is not None and -len(value.items) <= index < len(value.items):
                 return value.items[index]
@@ -43,8 +42,6 @@ def subscript(evaluator, node: cst.Subscript):
 
 
 def _index_tensor(evaluator, value: TensorFact, elements):
-    from .evaluator import int_value
-
     shape = list(value.shape)
     result = []
     position = 0

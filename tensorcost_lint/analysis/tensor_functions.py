@@ -8,7 +8,7 @@ import libcst as cst
 from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_shape
 
 from . import shape_ops, tensor_methods
-from .evaluator import int_value
+from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact
 
 _FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}

@@ -7,7 +7,7 @@ are always evaluated so nested call sites are recorded.
 from __future__ import annotations
 
 from . import shape_ops
-from .evaluator import int_value
+from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact
 
 _DTYPE_METHODS = {

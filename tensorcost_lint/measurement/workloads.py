@@ -159,7 +159,7 @@ def _numbers(cost) -> dict:
 
 def _single_loop(site) -> bool:
     """np.einsum's default (optimize=False) is one C loop even for two operands."""
-    return site.framework == "numpy" and site.operation == "einsum" and not site.options.get("optimize")
+    return site.framework == "numpy" and site.operation == "einsum" and not site.einsum.optimize
 
 
 def site_workload(number: int, path: str, site_result, config) -> Workload:

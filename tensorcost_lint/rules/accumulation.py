@@ -25,13 +25,13 @@ class _AccumulationRule(Rule):
 
     def check_site(self, result, context):
         site = result.site
-        if site.accumulation_dtype is None or any(type(op).__name__ != "TensorFact" for op in site.operands):
+        if site.precision.accumulation_dtype is None or any(type(op).__name__ != "TensorFact" for op in site.operands):
             return
         dtypes = set(operand_dtypes(site, context.config.default_dtype))
         if len(dtypes) != 1:
             return
         operand = normalize_dtype(dtypes.pop())
-        accumulation = normalize_dtype(site.accumulation_dtype)
+        accumulation = normalize_dtype(site.precision.accumulation_dtype)
         if classify_accumulation(operand, accumulation) is not self.verdict:
             return
         yield self.at_site(context, result, self.message(operand, accumulation, site, result))
@@ -74,7 +74,7 @@ class NarrowingAccumulation(_AccumulationRule):
 
     def message(self, operand, accumulation, site, result) -> str:
         return (f"narrowing accumulation: {operand.name} operands accumulate in {accumulation.name}"
-                f"{_k_text(result)} (set by {site.accumulation_source}); keeps the range but loses precision — "
+                f"{_k_text(result)} (set by {site.precision.accumulation_source}); keeps the range but loses precision — "
                 f"accumulate in {safe_accumulator(operand).name} and cast the result")
 
 
@@ -101,7 +101,7 @@ class IncompatibleAccumulation(_AccumulationRule):
 
     def message(self, operand, accumulation, site, result) -> str:
         return (f"incompatible accumulation: {operand.name} operands accumulate in {accumulation.name} "
-                f"(set by {site.accumulation_source}), which has {accumulation.exponent_bits} exponent bits against "
+                f"(set by {site.precision.accumulation_source}), which has {accumulation.exponent_bits} exponent bits against "
                 f"the operands' {operand.exponent_bits}: large values overflow — accumulate in "
                 f"{safe_accumulator(operand).name}")
 

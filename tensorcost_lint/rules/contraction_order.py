@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from estimator import EstimatorError
-from estimator.planner import build_network, fix_argument, optimal_order, order_cost, tree_path
-from shape_annotations import ShapeError, evaluate_dim
+from estimator.planner import fix_argument, optimal_order
 
 from ..findings import Fix
 from .base import Example, Rule
@@ -52,7 +50,7 @@ class CostlyContractionOrder(Rule):
 
     def check_site(self, result, context):
         cost, site = result.cost, result.site
-        if "chain" in site.options:
+        if site.chain is not None:
             yield from self._check_chain(result, context)
         if not cost.resolved or cost.execution is None or cost.network is None:
             return
@@ -67,7 +65,7 @@ class CostlyContractionOrder(Rule):
         framework = cost.execution.framework
         fix = None
         remedy = fix_argument(framework, best.path)
-        if site.framework == "numpy" and "optimize" not in site.options:
+        if site.framework == "numpy" and (site.einsum is None or site.einsum.optimize is None):
             remedy = 'pass optimize="optimal"'
             fix = Fix('add optimize="optimal"', site.end_line, site.end_column - 1, site.end_line,
                       site.end_column - 1, ', optimize="optimal"')
@@ -82,74 +80,18 @@ class CostlyContractionOrder(Rule):
 
     def _check_chain(self, result, context):
         """`a @ b @ c` runs as written, `(a @ b) @ c`; a matrix chain's best order can be far cheaper."""
-        tree, leaves, texts = result.site.options["chain"]
-        network = _chain_network(leaves, context.sizes)
-        if network is None:
+        order, chain = result.cost.chain_order, result.site.chain
+        if order is None or order.best_flops <= 0 or order.written_flops <= order.best_flops:
             return
-        try:
-            written = order_cost(network, tree_path(tree, len(leaves)))
-            best = optimal_order(network)
-        except EstimatorError:
-            return
-        if best.flops <= 0 or written.flops <= best.flops:
-            return
-        ratio = Fraction(written.flops, best.flops)
+        ratio = Fraction(order.written_flops, order.best_flops)
         regret = context.config.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
         yield self.at_site(context, result, (
             f"costly contraction order: `{result.site.expression}` runs as written, "
-            f"`{_render(tree, texts)}`, costing {format_flops(written.flops)} vs {format_flops(best.flops)} "
-            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{_render(_path_tree(best.path, len(leaves)), texts)}`"))
-
-
-_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _chain_network(leaves, sizes):
-    """The chain as an einsum of bound sizes: each link [r, c] shares c with the next link's rows;
-    a 1-D first or last operand is a vector. None when it is not such a chain or a size is unknown."""
-    count = len(leaves)
-    if count + 1 > len(_LABELS):
-        return None
-    terms, shapes = [], []
-    for index, leaf in enumerate(leaves):
-        shape = getattr(leaf, "shape", None)
-        if shape is None or len(shape) not in (1, 2) or (len(shape) == 1 and 0 < index < count - 1):
-            return None
-        try:
-            values = tuple(evaluate_dim(dim, sizes) for dim in shape)
-        except ShapeError:
-            return None
-        if None in values:
-            return None
-        if len(shape) == 2:
-            terms.append(_LABELS[index] + _LABELS[index + 1])
-        else:
-            terms.append(_LABELS[index + 1] if index == 0 else _LABELS[index])
-        shapes.append(values)
-    output = (_LABELS[0] if len(shapes[0]) == 2 else "") + (_LABELS[count] if len(shapes[-1]) == 2 else "")
-    try:
-        return build_network(",".join(terms) + "->" + output, shapes)
-    except EstimatorError:
-        return None  # the links do not fit: TCL101 reports that at the failing `@`
-
-
-def _path_tree(path, count: int):
-    """A path back to a tree; a matrix product does not commute, so each pair keeps the order of
-    its operands in the chain."""
-    current = list(range(count))
-    for positions in path:
-        parts = sorted((current[p] for p in positions), key=_first_leaf)
-        merged = parts[0]
-        for part in parts[1:]:
-            merged = (merged, part)
-        current = [item for index, item in enumerate(current) if index not in positions] + [merged]
-    return current[0]
-
-
-def _first_leaf(tree) -> int:
-    return tree if type(tree) is int else _first_leaf(tree[0])
+            f"`{_render(chain.tree, chain.texts)}`, costing {format_flops(order.written_flops)} vs "
+            f"{format_flops(order.best_flops)} (×{_ratio_text(ratio)} ≥ contraction_regret {regret}); "
+            f"write `{_render(order.best_tree, chain.texts)}`"))
 
 
 def _render(tree, texts, top: bool = True) -> str:

@@ -76,7 +76,7 @@ def _torch_flops(site, cost):
         else:
             torch.matmul(*tensors)
     total = counter.get_total_flops()
-    if site.operation == "attention" and site.options.get("is_causal"):
+    if site.operation == "attention" and site.attention.is_causal:
         # torch's counter charges causal SDPA the full square; only the unmasked scores must be computed
         queries, keys = q.shape[-2], k.shape[-2]
         total = total * _causal_entries(queries, keys) // (queries * keys)
@@ -86,7 +86,7 @@ def _torch_flops(site, cost):
 def _opt_einsum_flops(site, cost):
     oe = pytest.importorskip("opt_einsum")
     shapes = cost.operand_shapes
-    subscripts = site.options["subscripts"]
+    subscripts = site.einsum.subscripts
     if site.framework == "einops":
         names = {}
         terms = []
