@@ -7,7 +7,7 @@ from .attention import ATTENTION_FORMS, AttentionPlan
 from .contraction import PLAN_VERSION, Contraction, ContractionPlan, accumulation_check, contraction_plan
 from .counting import MAX_COUNT, checked_product, checked_sum
 from .dtypes import DTYPES, Accumulation, DType, classify_accumulation, lookup_dtype, normalize_dtype, safe_accumulator
-from .einsum_subscripts import EinsumSpec, bind_labels, parse_subscripts
+from .einsum_subscripts import INDEX_LETTERS, EinsumSpec, bind_labels, parse_subscripts
 from .errors import (
     AmbiguousLiveness,
     BroadcastRefused,

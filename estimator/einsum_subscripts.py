@@ -16,6 +16,9 @@ from .errors import EinsumError
 Compare = Callable[[Hashable, Hashable], "bool | None"]
 MAX_SUBSCRIPT_LENGTH = 1024
 # Private labels for dims covered by an ellipsis: outside a-zA-Z, so they never clash with user labels.
+# The letters einsum subscripts may use, in the order labels are handed out (numpy and torch accept
+# exactly these): every relabelling in the project draws from this one alphabet.
+INDEX_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _ELLIPSIS_LABELS = tuple(chr(code) for code in range(0x3B1, 0x3B1 + 24))
 
 

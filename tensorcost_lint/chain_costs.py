@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from estimator import EstimatorError
+from estimator import INDEX_LETTERS, EstimatorError
 from estimator.planner import build_network, optimal_order, order_cost, tree_path
 from shape_annotations import ShapeError, evaluate_dim
 
@@ -32,14 +32,13 @@ def chain_order(chain, sizes) -> ChainOrder | None:
     return ChainOrder(written.flops, best.flops, _path_tree(best.path, count))
 
 
-_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def _chain_network(leaves, sizes):
     """The chain as an einsum of bound sizes: each link [r, c] shares c with the next link's rows;
     a 1-D first or last operand is a vector. None when it is not such a chain or a size is unknown."""
     count = len(leaves)
-    if count + 1 > len(_LABELS):
+    if count + 1 > len(INDEX_LETTERS):
         return None
     terms, shapes = [], []
     for index, leaf in enumerate(leaves):
@@ -53,11 +52,11 @@ def _chain_network(leaves, sizes):
         if None in values:
             return None
         if len(shape) == 2:
-            terms.append(_LABELS[index] + _LABELS[index + 1])
+            terms.append(INDEX_LETTERS[index] + INDEX_LETTERS[index + 1])
         else:
-            terms.append(_LABELS[index + 1] if index == 0 else _LABELS[index])
+            terms.append(INDEX_LETTERS[index + 1] if index == 0 else INDEX_LETTERS[index])
         shapes.append(values)
-    output = (_LABELS[0] if len(shapes[0]) == 2 else "") + (_LABELS[count] if len(shapes[-1]) == 2 else "")
+    output = (INDEX_LETTERS[0] if len(shapes[0]) == 2 else "") + (INDEX_LETTERS[count] if len(shapes[-1]) == 2 else "")
     try:
         return build_network(",".join(terms) + "->" + output, shapes)
     except EstimatorError:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from estimator import AttentionPlan, Estimate, TensorSpec, TrafficModel, contraction_plan, estimate
+from estimator import INDEX_LETTERS, AttentionPlan, Estimate, TensorSpec, TrafficModel, contraction_plan, estimate
 from estimator.contraction import flops_per_point
 from estimator.planner import build_network, framework_execution
 from shape_annotations import Polynomial
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _PLANNED_FRAMEWORKS = {"torch": "torch", "numpy": "numpy", "jax": "jax", "opt_einsum": "opt_einsum", "einops": "torch"}
 
 
@@ -56,7 +55,7 @@ def _relabel(site_shapes) -> tuple[tuple[str, ...], str, dict]:
     table: dict[str, str] = {}
     for label in "".join(site_shapes.inputs) + site_shapes.output:
         if label not in table:
-            table[label] = _LETTERS[len(table)]
+            table[label] = INDEX_LETTERS[len(table)]
     inputs = tuple("".join(table[c] for c in term) for term in site_shapes.inputs)
     return inputs, "".join(table[c] for c in site_shapes.output), table
 

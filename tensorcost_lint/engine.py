@@ -17,7 +17,7 @@ from .analysis.file_analysis import analyse_source
 from .analysis.site_registry import call_names_pattern
 from .analysis.units import SHAPE_TEXT
 from .findings import Finding
-from .rules import ALL_RULES, RuleContext, SiteResult, enabled_codes
+from .rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe, enabled_codes
 from .site_costs import cost_site, unresolved
 from .source_lines import source_lines
 
@@ -81,7 +81,7 @@ def _internal_error(path: str, error: BaseException) -> Finding:
         frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
         where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
         message = f"internal error: {type(error).__name__}: {error}{where}; please report it"
-    return Finding(path, 1, 1, "TCL900", "error", " ".join(message.split())[:500])
+    return INTERNAL_ERROR.report(path, 1, 1, " ".join(message.split())[:500])
 
 
 def _syntax_error(path: str, text: str, error) -> Finding:
@@ -125,13 +125,12 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
     result.sizes = analysis.sizes
     for site in analysis.sites:
         try:
-            cost = cost_site(site, analysis.sizes, config)
+            cost = cost_site(site, analysis.sizes, config, describe)
         except Exception as error:  # noqa: BLE001 - reported as TCL900, never raised
             cost = unresolved(f"internal error while costing: {type(error).__name__}: {error}")
             if "TCL900" in codes:
                 crash = _internal_error(path, error)
-                result.findings.append(Finding(path, site.line, site.column, crash.code, crash.severity,
-                                               crash.message, site.id))
+                result.findings.append(INTERNAL_ERROR.report(path, site.line, site.column, crash.message, site=site.id))
         result.sites.append(SiteResult(site, cost))
     context = RuleContext(path, config, analysis.sizes, result.sites, analysis.diagnostics)
     for rule in ALL_RULES:

@@ -128,13 +128,14 @@ def operand_dtypes(site: CallSite, default_dtype: str) -> list[str]:
     return dtypes
 
 
-def cost_site(site: CallSite, sizes: dict, config) -> SiteCost:
+def cost_site(site: CallSite, sizes: dict, config, describe) -> SiteCost:
+    """`describe(fact)`: a shape problem in words (the rules own them; costing only passes them on)."""
     chain = chain_order(site.chain, sizes) if site.chain is not None else None
-    outcome = _costed(site, sizes, config)
+    outcome = _costed(site, sizes, config, describe)
     return unresolved(outcome, chain) if type(outcome) is str else aggregate(outcome, chain)
 
 
-def _costed(site: CallSite, sizes: dict, config) -> CostedSteps | str:
+def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | str:
     """The site's steps, or why it cannot be costed in the user's words."""
     if site.unresolved:
         return site.unresolved
@@ -142,7 +143,7 @@ def _costed(site: CallSite, sizes: dict, config) -> CostedSteps | str:
     if shapes is None:
         return "operands have no known shapes"
     if shapes.failed:
-        return shapes.problems[0].message
+        return describe(shapes.problems[0])
     for index, shape in enumerate(shapes.operands):
         for position, dim in enumerate(shape):
             if type(dim) is Unknown:
@@ -160,8 +161,7 @@ def _costed(site: CallSite, sizes: dict, config) -> CostedSteps | str:
     dtypes = operand_dtypes(site, config.default_dtype)
     if len(set(dtypes)) > 1:
         return f"operands have different dtypes ({', '.join(dtypes)})"
-    broadcast = [p for p in shapes.problems if p.code == "TCL201"]
-    if broadcast:
+    if shapes.problems:  # the call runs, broadcasting silently: costed once the broadcast is explicit
         return "implicit broadcast: not costed until the broadcast is made explicit"
     operand = normalize_dtype(dtypes[0])
     precision = site.precision

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..counting import checked_product
-from ..einsum_subscripts import EinsumSpec, bind_labels, parse_subscripts
+from ..einsum_subscripts import INDEX_LETTERS, EinsumSpec, bind_labels, parse_subscripts
 from ..errors import EinsumError
 
-_ASCII_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +56,8 @@ def _ellipsis_table(spec: EinsumSpec) -> dict[str, str]:
     """Unused ASCII letters for the dims an ellipsis covers, so every subscript we print is one a
     user could paste back into np.einsum (kept private when the 52 letters run out)."""
     used = set("".join(spec.inputs)) | set(spec.output)
-    private = sorted(c for c in used if c not in _ASCII_LABELS)
-    free = [c for c in _ASCII_LABELS if c not in used]
+    private = sorted(c for c in used if c not in INDEX_LETTERS)
+    free = [c for c in INDEX_LETTERS if c not in used]
     if len(private) > len(free):
         return {}
     return dict(zip(private, free))

@@ -1,7 +1,7 @@
 """LibCST annotation nodes → `shape_annotations` plain trees, and trees → tensor facts.
 
 `shape_annotations` knows the grammars but not LibCST; this module is the translation, and it keeps
-the string's position so a bad shape string is reported at its exact column (TCL001).
+the string's position so a bad shape string is reported at its exact column.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from shape_annotations import (
 )
 
 from .facts import ANNOTATION, TensorFact
+from .problems import Unparseable
 from .imports import dotted_name
 
 
@@ -145,16 +146,15 @@ def _dims_from_parsed(parsed, sizes) -> tuple:
 
 def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | None:
     """Candidate tensor facts of an annotation, or None if it is not a tensor annotation.
-    A bad shape string becomes a TCL001 diagnostic at its exact column."""
+    A bad shape string is reported (Unparseable) at its exact column."""
     tree = to_tree(node, ctx)
     result = interpret_annotation(tree, ctx.aliases)
     if result.error is not None:
         offset = (result.error_string.start_offset if result.error_string is not None else 0) + (result.error.offset or 0)
         owner = ctx.alias_strings.get(id(result.error_string))  # the bad string is in a module-level alias
         where = text_position(owner[0], owner[1], offset) if owner else text_position(ctx, node, offset)
-        what = ("shape annotation cannot be read statically" if isinstance(result.error, UnsupportedShape)
-                else "cannot parse shape annotation")
-        ctx.diagnose("TCL001", where, f"{what}: {result.error.message}")
+        static = not isinstance(result.error, UnsupportedShape)
+        ctx.report(Unparseable("shape annotation", result.error.message, static), where)
         return None
     if not result.candidates:
         return None

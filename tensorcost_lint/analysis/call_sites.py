@@ -15,6 +15,7 @@ from . import site_shapes
 from .call_site import AttentionOptions, CallSite, EinsumOptions, MatmulChain, Precision, SourceSpan, strip_parentheses
 from .facts import DTypeFact, SequenceFact, StringFact, TensorFact
 from .literals import bool_value, int_tuple
+from .problems import Unparseable
 from .site_registry import ACCUMULATION_KEYWORDS, FUNCTIONS, METHODS, OPERATOR_SPEC
 
 
@@ -103,7 +104,7 @@ def _shift(tree, by: int):
 
 
 def _chain(ctx, node, lhs, rhs) -> MatmulChain | None:
-    """`a @ b @ c` is `(a @ b) @ c` as Python evaluates it: keep the tree as written, so TCL403 can
+    """`a @ b @ c` is `(a @ b) @ c` as Python evaluates it: keep the tree as written, so costing can
     compare its cost with the best order of the same chain."""
     left, right = _chain_part(ctx, node.left, lhs), _chain_part(ctx, node.right, rhs)
     chain = MatmulChain((left.tree, _shift(right.tree, len(left.leaves))), left.leaves + right.leaves,
@@ -172,7 +173,7 @@ def record_function_site(interp, node: cst.Call, name: str, args):
                     _record(interp, node, spec, framework, name, operands, precision=Precision(),
                             unresolved=f"einops pattern {subscripts!r} cannot be parsed: {error.message}",
                             einsum=EinsumOptions(subscripts, optimize))
-                    interp.ctx.diagnose("TCL001", node, f"cannot parse einops pattern: {error.message}")
+                    interp.ctx.report(Unparseable("einops pattern", error.message), node)
                     return None
         options["einsum"] = EinsumOptions(subscripts, optimize)
     else:

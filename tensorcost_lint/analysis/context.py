@@ -13,16 +13,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .imports import ImportTable
-
-
-@dataclass
-class Diagnostic:
-    """A finding the analysis itself raises (TCL001 parse errors, TCL002 contradictions)."""
-
-    code: str
-    line: int  # 1-based
-    column: int  # 1-based
-    message: str
+from .problems import Reported
 
 
 @dataclass
@@ -74,9 +65,10 @@ class FileContext:
         text = self.module.code_for_node(node).strip()
         return " ".join(text.split()) if "\n" in text else text
 
-    def diagnose(self, code: str, node_or_position, message: str, offset: int = 0) -> None:
+    def report(self, fact, node_or_position, offset: int = 0) -> None:
+        """The one way the analysis states a problem: a typed fact at a node (or a (line, column))."""
         if isinstance(node_or_position, tuple):
             line, column = node_or_position
         else:
             line, column, _, _ = self.position(node_or_position)
-        self.diagnostics.append(Diagnostic(code, line, column + offset, message))
+        self.diagnostics.append(Reported(fact, line, column + offset))

@@ -1,7 +1,7 @@
 """One file: imports, flags and pragmas from the stdlib tree, then LibCST on the units that matter.
 
 `analyse_source` is the single entry of the analysis; it returns the call sites and the analysis
-diagnostics (TCL001, TCL002). Costs and rules come after, from these records alone.
+facts it reported at places (analysis.problems). Costs and rules come after, from these records alone.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import libcst as cst
 from shape_annotations import AString, Const, ShapeError, Sym, merge_dim_bindings, parse_pragma
 
 from .annotations import facts_from_annotation, single_fact, to_tree
-from .context import Diagnostic, FileContext, FileFlags
+from .context import FileContext, FileFlags
 from .evaluator import SelfFact
 from .facts import DimFact
 from .function_flow import FunctionFlow
+from .problems import Reported, UnitNotParsed, Unparseable
 from .imports import ast_dotted_name, dotted_name, import_table_from_ast
 from .units import select_units
 from ..source_lines import source_lines
@@ -59,8 +60,8 @@ def read_pragmas(text: str, diagnostics: list) -> dict:
         try:
             parsed = parse_pragma(token.string)
         except ShapeError as error:
-            diagnostics.append(Diagnostic("TCL001", line, column + 1 + (error.offset or 0),
-                                          f"cannot parse tensorcost pragma: {error.message}"))
+            diagnostics.append(Reported(Unparseable("tensorcost pragma", error.message), line,
+                                        column + 1 + (error.offset or 0)))
             continue
         if parsed:
             sizes.update(parsed)
@@ -227,8 +228,7 @@ def _by_units(base: FileContext, lines: list[str], selection) -> None:
         try:
             ctx, node = _parse_unit(base, lines, unit.start, unit.end)
         except cst.ParserSyntaxError as error:
-            base.diagnostics.append(Diagnostic("TCL900", unit.start, 1, (
-                f"internal error: LibCST cannot parse lines {unit.start}-{unit.end} ({error.message}); not analysed")))
+            base.diagnostics.append(Reported(UnitNotParsed(unit.start, unit.end, error.message), unit.start, 1))
             continue
         if unit.kind == "class":
             analyse_class(ctx, node, dict(env))

@@ -1,7 +1,7 @@
 """Forward flow of facts through a function's statements.
 
 Assignments bind facts; annotations and shape comments declare them (a contradiction with what the
-code implies is TCL002); branches keep only what both sides agree on; loop bodies run once and
+code implies is a Contradiction); branches keep only what both sides agree on; loop bodies run once and
 merge with the state before the loop, since they may run zero times.
 """
 
@@ -14,7 +14,7 @@ from shape_annotations import ShapeError, parse_shape_comment, same_dim, evaluat
 from .annotations import facts_from_annotation, single_fact
 from .evaluator import Evaluator, SelfFact
 from .facts import ANNOTATION, COMMENT, SequenceFact, TensorFact, merge_facts
-from .site_shapes import shape_text
+from .problems import Contradiction, Unparseable
 
 
 def merge_envs(a: dict, b: dict, sizes) -> dict:
@@ -55,7 +55,7 @@ class FunctionFlow:
         return flow
 
     def reconcile(self, inferred, declared: TensorFact, where, what: str, offset: int = 0):
-        """Check a declared shape against the inferred one (TCL002) and return the value's fact."""
+        """Check a declared shape against the inferred one (reporting a Contradiction) and return the value's fact."""
         if type(inferred) is not TensorFact or inferred.shape is None:
             if type(inferred) is TensorFact and declared.dtype is None:
                 return TensorFact(declared.shape, inferred.dtype, declared.origin, inferred.framework or declared.framework)
@@ -64,9 +64,7 @@ class FunctionFlow:
         if declared.shape is None:
             return inferred if declared.dtype is None else inferred.with_dtype(declared.dtype)
         if len(declared.shape) != len(inferred.shape) and not _has_group(declared.shape, inferred.shape):
-            self.ctx.diagnose("TCL002", where, (
-                f"{what} declares {shape_text(declared.shape)} (rank {len(declared.shape)}) but the value is "
-                f"{shape_text(inferred.shape)} (rank {len(inferred.shape)})"), offset)
+            self.ctx.report(Contradiction(what, declared.shape, inferred.shape), where, offset)
             return declared if declared.origin == ANNOTATION else inferred
         if _has_group(declared.shape, inferred.shape):
             return declared if declared.origin == ANNOTATION else inferred
@@ -74,15 +72,13 @@ class FunctionFlow:
         for index, (d, i) in enumerate(zip(declared.shape, inferred.shape)):
             verdict = same_dim(d, i, sizes)
             if verdict is False:
-                self.ctx.diagnose("TCL002", where, (
-                    f"{what} declares {shape_text(declared.shape)} but the value is {shape_text(inferred.shape)}: "
-                    f"dim {index} is {_with_size(d, sizes)} vs {_with_size(i, sizes)}"), offset)
+                self.ctx.report(Contradiction(what, declared.shape, inferred.shape, index), where, offset)
                 return declared if declared.origin == ANNOTATION else inferred
             dims.append(d if verdict else _pick_dim(d, i, sizes))
         dtype = declared.dtype or inferred.dtype
         if declared.dtype and inferred.dtype and declared.dtype != inferred.dtype and declared.origin == ANNOTATION:
-            self.ctx.diagnose("TCL002", where,
-                              f"{what} declares dtype {declared.dtype} but the value is {inferred.dtype}", offset)
+            self.ctx.report(Contradiction(what, declared.shape, inferred.shape, None, declared.dtype, inferred.dtype),
+                            where, offset)
         return TensorFact(tuple(dims), dtype, declared.origin, inferred.framework or declared.framework)
 
     # -- statements ----------------------------------------------------------------------------------
@@ -252,7 +248,7 @@ class FunctionFlow:
         try:
             parsed = parse_shape_comment(comment.value)
         except ShapeError as error:
-            self.ctx.diagnose("TCL001", comment, f"cannot parse shape comment: {error.message}", error.offset or 0)
+            self.ctx.report(Unparseable("shape comment", error.message), comment, error.offset or 0)
             return None
         if parsed is None:
             return None
@@ -359,10 +355,3 @@ def _has_group(*shapes) -> bool:
     from .shape_ops import has_group
 
     return any(has_group(s) for s in shapes)
-
-
-def _with_size(dim, sizes) -> str:
-    from shape_annotations import render_dim
-
-    value = evaluate_dim_safe(dim, sizes)
-    return f"{render_dim(dim)}={value}" if value is not None and render_dim(dim) != str(value) else render_dim(dim)

@@ -2,25 +2,36 @@
 
 Every contraction is reduced to one einsum view — label strings per operand and output, and the
 symbolic dim each label is bound to — so FLOPs formulas, numbers and rules share one description.
-A `ShapeProblem` records what torch/numpy/jax would reject (TCL101/TCL102) or broadcast silently
-(TCL201); `undecided` records dims we could not prove equal (the site stays unresolved, no finding).
+`problems` are typed facts (analysis.problems) of what torch/numpy/jax would reject or broadcast
+silently; `undecided` records dims we could not prove equal (the site stays unresolved, no finding).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from estimator import ContractionMismatch, EinsumError, analyse_matmul, bind_labels, parse_subscripts
+from estimator import ContractionMismatch as MatmulRefused
+from estimator import INDEX_LETTERS, EinsumError, analyse_matmul, bind_labels, parse_subscripts
 from estimator.matmul_shapes import RANK_MISMATCH, SAME_BATCH, SHARED_OPERAND, SIZE_ONE
 from shape_annotations import Const, render_dim, same_dim
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+from .problems import (
+    AttentionRanks,
+    BatchBroadcast,
+    ContractionMismatch,
+    DimensionNumbers,
+    EinsumBroadcast,
+    EinsumContractError,
+    LinearWeightRank,
+    OperandsMisfit,
+    RankMismatch,
+    ScalarOperand,
+    ShapeProblem,
+    SharedOperandBroadcast,
+    TooManyAxes,
+    UnequalBatches,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class ShapeProblem:
-    code: str  # TCL101, TCL102 or TCL201
-    message: str
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,7 @@ class SiteShapes:
 
     @property
     def failed(self) -> bool:
-        return any(p.code in ("TCL101", "TCL102") for p in self.problems)
+        return any(p.fails for p in self.problems)
 
 
 def shape_text(shape) -> str:
@@ -58,12 +69,7 @@ def is_one(dim) -> bool:
 
 def _broadcast_problem(kind: str, lhs, rhs, lhs_batch, rhs_batch) -> ShapeProblem | None:
     if kind in (SIZE_ONE, RANK_MISMATCH):
-        what = "a size-1 batch dim against a full one" if kind == SIZE_ONE else "batch dims of different ranks"
-        return ShapeProblem(
-            "TCL201",
-            f"implicit batch broadcast: {shape_text(lhs)} x {shape_text(rhs)} broadcasts {what} "
-            f"({shape_text(lhs_batch)} vs {shape_text(rhs_batch)}); expand explicitly or fix the batch dims",
-        )
+        return BatchBroadcast(tuple(lhs), tuple(rhs), tuple(lhs_batch), tuple(rhs_batch), kind == SIZE_ONE)
     return None
 
 
@@ -71,28 +77,21 @@ def model_matmul(lhs: tuple, rhs: tuple, sizes, *, strict_broadcast: bool = Fals
     """`lhs @ rhs` with torch.matmul semantics; variants mm/bmm add their rank rules."""
     rank_rules = {"mm": (2, 2), "bmm": (3, 3)}
     if variant in rank_rules and (len(lhs), len(rhs)) != rank_rules[variant]:
-        want = rank_rules[variant]
-        return SiteShapes(problems=(ShapeProblem(
-            "TCL101", f"torch.{variant} expects {want[0]}-D operands, got {shape_text(lhs)} and {shape_text(rhs)}"),))
+        return SiteShapes(problems=(RankMismatch(variant, rank_rules[variant][0], tuple(lhs), tuple(rhs)),))
     if not lhs or not rhs:
-        return SiteShapes(problems=(ShapeProblem("TCL101", "matmul of a 0-D (scalar) operand"),))
+        return SiteShapes(problems=(ScalarOperand(),))
     try:
         shapes = analyse_matmul(lhs, rhs, _compare(sizes), is_one, render_dim)
-    except ContractionMismatch as error:
-        return SiteShapes(problems=(ShapeProblem("TCL101", f"matmul contraction mismatch: {error.reason}"),))
+    except MatmulRefused as error:
+        return SiteShapes(problems=(ContractionMismatch(error.reason),))
     if variant == "bmm" and shapes.broadcast != SAME_BATCH:
-        return SiteShapes(problems=(ShapeProblem(
-            "TCL101", f"torch.bmm needs equal batch dims, got {shape_text(lhs)} and {shape_text(rhs)}"),))
+        return SiteShapes(problems=(UnequalBatches(tuple(lhs), tuple(rhs)),))
     problems = []
     problem = _broadcast_problem(shapes.broadcast, lhs, rhs, shapes.lhs_batch, shapes.rhs_batch)
     if problem:
         problems.append(problem)
     elif shapes.broadcast == SHARED_OPERAND and strict_broadcast:
-        problems.append(ShapeProblem(
-            "TCL201",
-            f"implicit batch broadcast: {shape_text(lhs)} x {shape_text(rhs)} shares an operand without "
-            "batch dims across the batch (broadcast_policy: strict)",
-        ))
+        problems.append(SharedOperandBroadcast(tuple(lhs), tuple(rhs)))
     lhs_labels, rhs_labels, out_labels = shapes.einsum()
     dims: dict = {}
     for labels, shape in ((lhs_labels, lhs), (rhs_labels, rhs)):
@@ -106,7 +105,7 @@ def model_matmul(lhs: tuple, rhs: tuple, sizes, *, strict_broadcast: bool = Fals
 def model_linear(x: tuple, weight: tuple, sizes) -> SiteShapes:
     """F.linear / nn.Linear: x [..., in] with weight [out, in] → [..., out] (x @ weight.T)."""
     if len(weight) != 2:
-        return SiteShapes(problems=(ShapeProblem("TCL101", f"linear weight must be 2-D, got {shape_text(weight)}"),))
+        return SiteShapes(problems=(LinearWeightRank(tuple(weight)),))
     return model_matmul(x, (weight[1], weight[0]), sizes)
 
 
@@ -114,13 +113,13 @@ def model_dot(lhs: tuple, rhs: tuple, sizes) -> SiteShapes:
     """np.dot / jnp.dot: matmul for ≤ 2-D; for N-D, last axis of lhs against second-to-last of rhs,
     no broadcasting (output lhs[:-1] + rhs[:-2] + rhs[-1:])."""
     if not lhs or not rhs:  # a 0-D operand: numpy multiplies elementwise, nothing is summed
-        other = _LETTERS[: len(lhs) or len(rhs)]
+        other = INDEX_LETTERS[: len(lhs) or len(rhs)]
         subscripts = f",{other}->{other}" if not lhs else f"{other},->{other}"
         return model_einsum(subscripts, [lhs, rhs], sizes)
     if len(lhs) <= 2 and len(rhs) <= 2:
         return model_matmul(lhs, rhs, sizes)
-    left = _LETTERS[: len(lhs)]
-    right = list(_LETTERS[len(lhs): len(lhs) + len(rhs)])
+    left = INDEX_LETTERS[: len(lhs)]
+    right = list(INDEX_LETTERS[len(lhs): len(lhs) + len(rhs)])
     right[-2 if len(rhs) >= 2 else -1] = left[-1]
     right = "".join(right)
     output = left[:-1] + "".join(c for c in right if c != left[-1])
@@ -132,15 +131,8 @@ def model_einsum(subscripts: str, shapes: list, sizes) -> SiteShapes:
         spec = parse_subscripts(subscripts, [len(s) for s in shapes])
         dims, broadcasts, undecided = bind_labels(spec, shapes, _compare(sizes), is_one, render_dim)
     except EinsumError as error:
-        return SiteShapes(problems=(ShapeProblem("TCL102", f"einsum contract error: {error.reason}"),))
-    problems = []
-    for label, a, b in broadcasts:
-        shown = label if label in _LETTERS else "..."
-        problems.append(ShapeProblem(
-            "TCL201",
-            f"implicit broadcast in einsum {subscripts!r}: index {shown!r} is {render_dim(a)} in one operand "
-            f"and {render_dim(b)} in another; expand explicitly",
-        ))
+        return SiteShapes(problems=(EinsumContractError(subscripts, error.reason),))
+    problems = [EinsumBroadcast(subscripts, label, a, b) for label, a, b in broadcasts]
     output_shape = tuple(dims[label] for label in spec.output)
     return SiteShapes(spec.inputs, spec.output, dims, output_shape, SAME_BATCH, tuple(problems), tuple(undecided),
                       operands=tuple(tuple(s) for s in shapes))
@@ -151,9 +143,9 @@ def model_named_einsum(operand_axes, output_axes, shapes: list, sizes, pattern: 
     letters: dict[str, str] = {}
     for name in [n for axes in operand_axes for n in axes] + list(output_axes):
         if name not in letters and name != "...":
-            if len(letters) >= len(_LETTERS):
-                return SiteShapes(problems=(ShapeProblem("TCL102", "too many distinct axes in einops pattern"),))
-            letters[name] = _LETTERS[len(letters)]
+            if len(letters) >= len(INDEX_LETTERS):
+                return SiteShapes(problems=(TooManyAxes(pattern),))
+            letters[name] = INDEX_LETTERS[len(letters)]
 
     def term(axes):
         return "".join("..." if name == "..." else letters[name] for name in axes)
@@ -161,21 +153,12 @@ def model_named_einsum(operand_axes, output_axes, shapes: list, sizes, pattern: 
     subscripts = ",".join(term(axes) for axes in operand_axes) + "->" + term(output_axes)
     shapes_model = model_einsum(subscripts, shapes, sizes)
     if shapes_model.problems:
-        by_letter = {v: k for k, v in letters.items()}
-        problems = tuple(
-            ShapeProblem(p.code, _rename_letters(p.message.replace(repr(subscripts), repr(pattern)), by_letter))
-            for p in shapes_model.problems
-        )
+        names = tuple((letter, name) for name, letter in letters.items())
+        problems = tuple(replace(p, pattern=pattern, axis_names=names) for p in shapes_model.problems)
         return SiteShapes(shapes_model.inputs, shapes_model.output, shapes_model.dims,
                           shapes_model.output_shape, shapes_model.broadcast, problems, shapes_model.undecided,
                           operands=shapes_model.operands)
     return shapes_model
-
-
-def _rename_letters(message: str, by_letter: dict) -> str:
-    for letter, name in by_letter.items():
-        message = message.replace(f"index {letter!r}", f"axis {name!r}")
-    return message
 
 
 def model_dot_general(lhs: tuple, rhs: tuple, contracting, batch, sizes) -> SiteShapes:
@@ -183,11 +166,11 @@ def model_dot_general(lhs: tuple, rhs: tuple, contracting, batch, sizes) -> Site
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = contracting, batch
     for axes, shape in ((lhs_contract, lhs), (lhs_batch, lhs), (rhs_contract, rhs), (rhs_batch, rhs)):
         if any(not -len(shape) <= a < len(shape) for a in axes):
-            return SiteShapes(problems=(ShapeProblem("TCL101", "dot_general dimension number out of range"),))
+            return SiteShapes(problems=(DimensionNumbers(out_of_range=True),))
     if len(lhs_contract) != len(rhs_contract) or len(lhs_batch) != len(rhs_batch):
-        return SiteShapes(problems=(ShapeProblem("TCL101", "dot_general contracting/batch dims differ in count"),))
-    left = list(_LETTERS[: len(lhs)])
-    right = list(_LETTERS[len(lhs): len(lhs) + len(rhs)])
+        return SiteShapes(problems=(DimensionNumbers(out_of_range=False),))
+    left = list(INDEX_LETTERS[: len(lhs)])
+    right = list(INDEX_LETTERS[len(lhs): len(lhs) + len(rhs)])
     for la, ra in list(zip(lhs_contract, rhs_contract)) + list(zip(lhs_batch, rhs_batch)):
         right[ra] = left[la]
     batch_labels = [left[a] for a in lhs_batch]
@@ -196,9 +179,7 @@ def model_dot_general(lhs: tuple, rhs: tuple, contracting, batch, sizes) -> Site
     output = "".join(batch_labels + lhs_free + rhs_free)
     model = model_einsum(f"{''.join(left)},{''.join(right)}->{output}", [lhs, rhs], sizes)
     if model.problems:
-        problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", "dot_general contraction mismatch"))
-                         for p in model.problems)
-        return SiteShapes(problems=problems)
+        return SiteShapes(problems=tuple(OperandsMisfit("dot_general", p) for p in model.problems))
     return model
 
 
@@ -207,28 +188,25 @@ def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) 
     Costed as its two matmuls, QKᵀ and PV; scores are not materialized."""
     if layout == "bshd":
         if not (len(query) == len(key) == len(value) == 4):
-            return SiteShapes(problems=(ShapeProblem("TCL101", "dot_product_attention expects [B, T, N, H] operands"),))
+            return SiteShapes(problems=(AttentionRanks(layout, (query, key, value)),))
         subscripts = "bqhd,bkhd,bkhe->bqhe"
     else:
         rank = len(query)
         if rank < 2 or len(key) != rank or len(value) != rank:
-            return SiteShapes(problems=(ShapeProblem(
-                "TCL101", f"attention operands of different ranks: {shape_text(query)}, {shape_text(key)}, {shape_text(value)}"),))
-        batch = _LETTERS[: rank - 2]
+            return SiteShapes(problems=(AttentionRanks(layout, (query, key, value)),))
+        batch = INDEX_LETTERS[: rank - 2]
         subscripts = f"{batch}qd,{batch}kd,{batch}ke->{batch}qe"
     model = model_einsum(subscripts, [query, key, value], sizes)
-    problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", "attention shape mismatch"))
-                     if p.code == "TCL102" else p for p in model.problems)
+    problems = tuple(OperandsMisfit("attention", p) if p.fails else p for p in model.problems)
     return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
                       problems, model.undecided, attention=True, operands=model.operands)
 
 
 def _contraction(spec, shapes, sizes, literal, strict):
     """A call that is a fixed einsum (`torch.addbmm`: "bij,bjk->ik"); a misfit is a contraction
-    mismatch (TCL101), as torch reports it, not an einsum contract error."""
+    mismatch of that call, as torch reports it, not an einsum contract error."""
     model = model_einsum(spec.subscripts, shapes, sizes)
-    problems = tuple(ShapeProblem("TCL101", p.message.replace("einsum contract error", f"{spec.name} shape mismatch"))
-                     if p.code == "TCL102" else p for p in model.problems)
+    problems = tuple(OperandsMisfit(spec.name, p) if p.fails else p for p in model.problems)
     return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
                       problems, model.undecided, operands=model.operands)
 

@@ -9,6 +9,7 @@ from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_
 
 from . import shape_ops, tensor_methods
 from .literals import int_value
+from .problems import EinopsMisfit
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact
 
 _FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}
@@ -188,8 +189,7 @@ def _einops(kind: str):
             shape = operation(pattern.value, tuple(fact.shape), lengths)
         except ShapeError as error:
             if not unreadable and not args.starred:
-                evaluator.ctx.diagnose("TCL002", args.get(1, "pattern"),
-                                       f"einops pattern {pattern.value!r} does not fit the input shape: {error.message}")
+                evaluator.ctx.report(EinopsMisfit(pattern.value, error.message), args.get(1, "pattern"))
             return fact.with_shape(None)
         return fact.with_shape(shape)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .accumulation import IncompatibleAccumulation, MixedOperandDtypes, NarrowingAccumulation
 from .base import Example, Rule, RuleContext, SiteResult
-from .contraction_mismatch import EinsumContractError, MatmulContractionMismatch
+from .contraction_mismatch import EinsumContractMismatch, MatmulContractionMismatch
 from .contraction_order import CostlyContractionOrder
 from .cost_ledger import CostLedger, LatencyBudget
 from .implicit_broadcast import ImplicitBatchBroadcast
@@ -14,7 +14,7 @@ from .shape_contracts import ShapeContradiction, ShapeParseError
 
 ALL_RULES: tuple[Rule, ...] = (
     ShapeParseError(), ShapeContradiction(),
-    MatmulContractionMismatch(), EinsumContractError(),
+    MatmulContractionMismatch(), EinsumContractMismatch(),
     ImplicitBatchBroadcast(),
     NarrowingAccumulation(), IncompatibleAccumulation(), MixedOperandDtypes(),
     QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(),
@@ -23,6 +23,13 @@ ALL_RULES: tuple[Rule, ...] = (
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}
 DEFAULT_CODES = frozenset(rule.code for rule in ALL_RULES if rule.default_enabled)
+RULE_FOR_FACT = {fact: rule for rule in ALL_RULES for fact in rule.facts}
+INTERNAL_ERROR = RULES_BY_CODE["TCL900"]
+
+
+def describe(fact, sizes: dict | None = None) -> str:
+    """A fact in the words of the rule that owns it (costing's reason for a call that would raise)."""
+    return RULE_FOR_FACT[type(fact)].message(fact, sizes or {})
 
 
 def _matches(code: str, selectors) -> bool:
@@ -46,4 +53,4 @@ def enabled_codes(select=(), extend_select=(), ignore=()) -> frozenset[str]:
     return frozenset(codes)
 
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "DEFAULT_CODES", "enabled_codes", "Example", "Rule", "RuleContext", "SiteResult"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "DEFAULT_CODES", "RULE_FOR_FACT", "INTERNAL_ERROR", "describe", "enabled_codes", "Example", "Rule", "RuleContext", "SiteResult"]

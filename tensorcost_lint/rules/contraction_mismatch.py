@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+from ..analysis.problems import (
+    AttentionRanks,
+    ContractionMismatch,
+    DimensionNumbers,
+    EinsumContractError,
+    LinearWeightRank,
+    OperandsMisfit,
+    RankMismatch,
+    ScalarOperand,
+    TooManyAxes,
+    UnequalBatches,
+)
 from ..analysis.site_registry import SITES, shown_name
 from .base import Example, Rule
+from .messages import einsum_broadcast_text, einsum_contract_text, shape_text
+
+_TORCH_MATMUL = "[torch.matmul](https://pytorch.org/docs/stable/generated/torch.matmul.html)"
 
 
-class _ProblemRule(Rule):
-    def check_site(self, result, context):
-        shapes = result.site.shapes
-        if shapes is None:
-            return
-        for problem in shapes.problems:
-            if problem.code == self.code:
-                yield self.at_site(context, result, problem.message)
+def _misfit_text(fact: OperandsMisfit) -> str:
+    """A fixed einsum's own problem, named after the call the user wrote."""
+    inner = fact.inner
+    text = einsum_contract_text(inner) if isinstance(inner, EinsumContractError) else einsum_broadcast_text(inner)
+    what = "dot_general contraction mismatch" if fact.call == "dot_general" else f"{fact.call} shape mismatch"
+    return text.replace("einsum contract error", what)
 
 
-class MatmulContractionMismatch(_ProblemRule):
+def _attention_text(fact: AttentionRanks) -> str:
+    if fact.layout == "bshd":
+        return "dot_product_attention expects [B, T, N, H] operands"
+    return "attention operands of different ranks: " + ", ".join(shape_text(s) for s in fact.shapes)
+
+
+class MatmulContractionMismatch(Rule):
     code = "TCL101"
     name = "matmul-contraction-mismatch"
     summary = "matmul contraction mismatch (lhs last dim ≠ rhs contracted dim), incl. torch.matmul's 1-D/2-D rules"
@@ -32,6 +51,25 @@ class MatmulContractionMismatch(_ProblemRule):
     why_bad = "The call raises a RuntimeError when it first runs — possibly hours into a job, on the first long batch."
     example = "scores = q @ k  # q: [batch, heads, seq, d_head], k: [batch, heads, seq, d_head]"
     use_instead = "scores = q @ k.transpose(-2, -1)"
+    references = (_TORCH_MATMUL,
+                  "[numpy.matmul](https://numpy.org/doc/stable/reference/generated/numpy.matmul.html)")
+    facts = (RankMismatch, ScalarOperand, ContractionMismatch, UnequalBatches, LinearWeightRank, AttentionRanks,
+             DimensionNumbers, OperandsMisfit)
+    _WORDS = {
+        RankMismatch: lambda f: f"torch.{f.function} expects {f.rank}-D operands, got {shape_text(f.lhs)} and "
+                                f"{shape_text(f.rhs)}",
+        ScalarOperand: lambda f: "matmul of a 0-D (scalar) operand",
+        ContractionMismatch: lambda f: f"matmul contraction mismatch: {f.reason}",
+        UnequalBatches: lambda f: f"torch.bmm needs equal batch dims, got {shape_text(f.lhs)} and {shape_text(f.rhs)}",
+        LinearWeightRank: lambda f: f"linear weight must be 2-D, got {shape_text(f.weight)}",
+        AttentionRanks: _attention_text,
+        DimensionNumbers: lambda f: ("dot_general dimension number out of range" if f.out_of_range
+                                     else "dot_general contracting/batch dims differ in count"),
+        OperandsMisfit: _misfit_text,
+    }
+
+    def message(self, fact, sizes) -> str:
+        return self._WORDS[type(fact)](fact)
     valid = (
         Example('from jaxtyping import Float\nfrom torch import Tensor\n\n\n'
                 'def scores(q: Float[Tensor, "b h s d"], k: Float[Tensor, "b h s d"]):\n'
@@ -46,7 +84,7 @@ class MatmulContractionMismatch(_ProblemRule):
     )
 
 
-class EinsumContractError(_ProblemRule):
+class EinsumContractMismatch(Rule):
     code = "TCL102"
     name = "einsum-contract-error"
     summary = "einsum subscripts do not fit the operands: count ≠ rank, one index bound to two sizes, output index absent"
@@ -59,6 +97,14 @@ class EinsumContractError(_ProblemRule):
     why_bad = "torch.einsum, np.einsum and jnp.einsum raise at run time; an index bound to two sizes is a wrong axis."
     example = 'torch.einsum("bhqd,bhkd->bhqk", q, v_t)  # v_t: [batch, heads, d_head, seq]'
     use_instead = 'torch.einsum("bhqd,bhkd->bhqk", q, k)'
+    references = ("[torch.einsum](https://pytorch.org/docs/stable/generated/torch.einsum.html)",
+                  "[numpy.einsum](https://numpy.org/doc/stable/reference/generated/numpy.einsum.html)")
+    facts = (EinsumContractError, TooManyAxes)
+
+    def message(self, fact, sizes) -> str:
+        if isinstance(fact, TooManyAxes):
+            return "too many distinct axes in einops pattern"
+        return einsum_contract_text(fact)
     valid = (
         Example('import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n'
                 'def scores(q: Float[Tensor, "b h s d"], k: Float[Tensor, "b h s d"]):\n'

@@ -40,6 +40,9 @@ def rule_page(code: str) -> str | None:
         parts += ["", "## Known problems", rule.known_problems]
     if rule.options:
         parts += ["", "## Options", rule.options]
+    parts += ["", "## Fix safety", rule.fix_safety]
+    if rule.references:
+        parts += ["", "## References", *(f"- {reference}" for reference in rule.references)]
     return "\n".join(parts) + "\n"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..analysis.problems import UnitNotParsed
 from .base import Rule
 
 
@@ -17,9 +18,7 @@ class InternalError(Rule):
     why_bad = "The file was not analysed: its findings and costs are missing. Please report it with the message."
     example = "(any file that triggers a bug in tensorcost)"
     use_instead = "Report the message at the project's issue tracker; `# noqa: TCL900` silences it meanwhile."
+    facts = (UnitNotParsed,)  # an analysis failure confined to one unit (the rest of the file was analysed)
 
-    def check(self, context):
-        # analysis failures confined to one unit (the rest of the file was analysed)
-        for diagnostic in context.diagnostics:
-            if diagnostic.code == self.code:
-                yield self.finding(context, diagnostic.line, diagnostic.column, diagnostic.message)
+    def message(self, fact, sizes) -> str:
+        return f"internal error: LibCST cannot parse lines {fact.start}-{fact.end} ({fact.detail}); not analysed"

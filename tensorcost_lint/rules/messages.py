@@ -5,9 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 
 from estimator.units import format_bytes, format_bytes_binary, format_flops, format_seconds
-from shape_annotations import render_dim
+from estimator import INDEX_LETTERS
+from shape_annotations import ShapeError, evaluate_dim, render_dim
 
-from ..analysis.site_shapes import shape_text
+
+def shape_text(shape) -> str:
+    """`[B, nh, T, hs]`."""
+    return "[" + ", ".join(render_dim(d) for d in shape) + "]"
 
 
 def budget_text(value: int) -> str:
@@ -18,19 +22,40 @@ def budget_text(value: int) -> str:
     return format_bytes(value)
 
 
+def sized_dim(dim, sizes) -> str:
+    """`T=1024` — a dim's name with its bound size (just the number for a constant)."""
+    text = render_dim(dim)
+    try:
+        value = evaluate_dim(dim, sizes)
+    except ShapeError:
+        value = None
+    return f"{text}={value}" if value is not None and text != str(value) else text
+
+
 def sized_shape(shape, sizes) -> str:
     """`[B=12, nh=12, T=1024, T=1024]` — names with their bound sizes."""
-    from shape_annotations import ShapeError, evaluate_dim
+    return "[" + ", ".join(sized_dim(dim, sizes) for dim in shape) + "]"
 
-    parts = []
-    for dim in shape:
-        text = render_dim(dim)
-        try:
-            value = evaluate_dim(dim, sizes)
-        except ShapeError:
-            value = None
-        parts.append(f"{text}={value}" if value is not None and text != str(value) else text)
-    return "[" + ", ".join(parts) + "]"
+
+def _in_user_names(text: str, fact) -> str:
+    """einops: the pattern and axis names the user wrote, not the letters the analysis gave them."""
+    if fact.pattern is None:
+        return text
+    text = text.replace(repr(fact.subscripts), repr(fact.pattern))
+    for letter, name in fact.axis_names:
+        text = text.replace(f"index {letter!r}", f"axis {name!r}")
+    return text
+
+
+def einsum_contract_text(fact) -> str:
+    return _in_user_names(f"einsum contract error: {fact.reason}", fact)
+
+
+def einsum_broadcast_text(fact) -> str:
+    shown = fact.label if fact.label in INDEX_LETTERS else "..."
+    return _in_user_names(
+        f"implicit broadcast in einsum {fact.subscripts!r}: index {shown!r} is {render_dim(fact.a)} in one operand "
+        f"and {render_dim(fact.b)} in another; expand explicitly", fact)
 
 
 def growth_text(polynomial, names) -> str | None:
@@ -47,5 +72,5 @@ def growth_text(polynomial, names) -> str | None:
     return f"×{2 ** best[1]} when {best[0]} doubles"
 
 
-__all__ = ["budget_text", "sized_shape", "growth_text", "format_bytes", "format_flops", "format_seconds",
+__all__ = ["budget_text", "sized_dim", "sized_shape", "growth_text", "einsum_contract_text", "einsum_broadcast_text", "format_bytes", "format_flops", "format_seconds",
            "shape_text", "Decimal"]

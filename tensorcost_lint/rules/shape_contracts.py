@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+from ..analysis.problems import Contradiction, EinopsMisfit, Unparseable
 from .base import Example, Rule
+from .messages import shape_text, sized_dim
 
 
-class _DiagnosticRule(Rule):
-    def check(self, context):
-        for diagnostic in context.diagnostics:
-            if diagnostic.code == self.code:
-                yield self.finding(context, diagnostic.line, diagnostic.column, diagnostic.message)
-
-
-class ShapeParseError(_DiagnosticRule):
+class ShapeParseError(Rule):
     code = "TCL001"
     name = "unparseable-shape"
     summary = "shape annotation, shape comment or pragma cannot be parsed"
@@ -36,6 +31,14 @@ class ShapeParseError(_DiagnosticRule):
         "    ...\n"
         "# tensorcost: dims seq=8192"
     )
+    references = ("[jaxtyping: array annotations](https://docs.kidger.site/jaxtyping/api/array/)",)
+    facts = (Unparseable,)
+
+    def message(self, fact, sizes) -> str:
+        if fact.static:
+            return f"cannot parse {fact.what}: {fact.detail}"
+        return f"{fact.what} cannot be read statically: {fact.detail}"
+
     valid = (
         Example('from jaxtyping import Float\nfrom torch import Tensor\n\n\n'
                 'def project(x: Float[Tensor, "batch seq d_model"], w: Float[Tensor, "d_model d_ff"]):\n'
@@ -50,7 +53,7 @@ class ShapeParseError(_DiagnosticRule):
     )
 
 
-class ShapeContradiction(_DiagnosticRule):
+class ShapeContradiction(Rule):
     code = "TCL002"
     name = "shape-contradiction"
     summary = "a shape annotation or shape comment contradicts the shape inferred for the same value"
@@ -71,6 +74,20 @@ class ShapeContradiction(_DiagnosticRule):
         "k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)"
     )
     known_problems = "Dims whose sizes are not declared can only be compared by name, so they are never reported."
+    references = ("[einops.rearrange](https://einops.rocks/api/rearrange/)",)
+    facts = (Contradiction, EinopsMisfit)
+
+    def message(self, fact, sizes) -> str:
+        if isinstance(fact, EinopsMisfit):
+            return f"einops pattern {fact.pattern!r} does not fit the input shape: {fact.detail}"
+        if fact.declared_dtype is not None:
+            return f"{fact.what} declares dtype {fact.declared_dtype} but the value is {fact.inferred_dtype}"
+        declared, inferred = shape_text(fact.declared), shape_text(fact.inferred)
+        if fact.index is None:
+            return (f"{fact.what} declares {declared} (rank {len(fact.declared)}) but the value is {inferred} "
+                    f"(rank {len(fact.inferred)})")
+        return (f"{fact.what} declares {declared} but the value is {inferred}: dim {fact.index} is "
+                f"{sized_dim(fact.declared[fact.index], sizes)} vs {sized_dim(fact.inferred[fact.index], sizes)}")
     valid = (
         Example("import torch\n\n\ndef heads(x, n_head: int):\n    B, T, C = x.size()\n"
                 "    k = x.view(B, T, n_head, C // n_head).transpose(1, 2)  # (B, n_head, T, hs)\n    return k\n",

@@ -1,0 +1,33 @@
+"""Analysis states facts; rules own the words. Every fact type of `analysis.problems` is put into
+words by exactly one rule, and nothing below the rules floor names a rule code."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+from tensorcost_lint.analysis import problems
+from tensorcost_lint.rules import ALL_RULES, RULE_FOR_FACT
+
+ROOT = Path(__file__).resolve().parents[2] / "tensorcost_lint"
+BELOW_RULES = [*sorted((ROOT / "analysis").glob("*.py")), ROOT / "site_costs.py", ROOT / "cost_steps.py",
+               ROOT / "chain_costs.py"]
+
+
+def _fact_types():
+    return {obj for _, obj in inspect.getmembers(problems, inspect.isclass)
+            if obj.__module__ == problems.__name__ and obj not in (problems.ShapeProblem, problems.Reported)}
+
+
+def test_every_fact_type_belongs_to_exactly_one_rule():
+    claimed = [fact for rule in ALL_RULES for fact in rule.facts]
+    assert len(claimed) == len(set(claimed))
+    assert set(claimed) == _fact_types()
+    assert set(RULE_FOR_FACT) == _fact_types()
+
+
+def test_no_rule_code_below_the_rules_floor():
+    for path in BELOW_RULES:
+        code = re.sub(r'"""[\s\S]*?"""|#[^\n]*', "", path.read_text())  # docstrings and comments aside
+        assert not re.search(r"TCL\d{3}", code), path.name
