@@ -132,7 +132,7 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
                 crash = _internal_error(path, error)
                 result.findings.append(INTERNAL_ERROR.report(path, site.line, site.column, crash.message, site=site.id))
         result.sites.append(SiteResult(site, cost))
-    context = RuleContext(path, config, analysis.sizes, result.sites, analysis.diagnostics)
+    context = RuleContext(path, config, analysis.sizes, result.sites, analysis.reported)
     for rule in ALL_RULES:
         if rule.code not in codes:
             continue

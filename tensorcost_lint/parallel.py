@@ -23,7 +23,7 @@ def _start_worker(overrides, cache_directory) -> None:
 
 
 def _lint_one(path: str):
-    from .runner import lint_file
+    from .file_lint import lint_file
 
     result = lint_file(path, _WORKER["resolver"].for_path(path), cache=_WORKER.get("cache"))
     for site_result in result.sites:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .engine import LintResult, lint_source, may_have_findings
-from .files import UnreadableFile, discover, read_source
-from .findings import Finding
+from .file_lint import READ_ERROR_CODE, lint_file
+from .files import discover
 
-READ_ERROR_CODE = "E902"
+__all__ = ["READ_ERROR_CODE", "Report", "lint_file", "lint_paths"]
 
 
 @dataclass
@@ -36,25 +35,6 @@ class Report:
             for site_result in result.sites:
                 yield number, result.path, site_result
                 number += 1
-
-
-def lint_file(path: str, config, *, cache=None) -> LintResult:
-    try:
-        text = read_source(path)
-    except UnreadableFile as error:
-        result = LintResult(path)
-        result.findings.append(Finding(path, 1, 1, READ_ERROR_CODE, "error", str(error)))
-        return result
-    if not may_have_findings(text):
-        return LintResult(path, skipped=True)  # cheaper than a cache lookup
-    if cache is not None:
-        cached = cache.get(text, path, config)
-        if cached is not None:
-            return cached
-    result = lint_source(text, path, config, prefilter=False)
-    if cache is not None:
-        cache.put(text, path, config, result)
-    return result
 
 
 def lint_paths(paths, resolver, *, cache=None, jobs: int = 1) -> Report:

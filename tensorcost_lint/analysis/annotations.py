@@ -148,10 +148,10 @@ def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | N
     """Candidate tensor facts of an annotation, or None if it is not a tensor annotation.
     A bad shape string is reported (Unparseable) at its exact column."""
     tree = to_tree(node, ctx)
-    result = interpret_annotation(tree, ctx.aliases)
+    result = interpret_annotation(tree, ctx.settings.aliases)
     if result.error is not None:
         offset = (result.error_string.start_offset if result.error_string is not None else 0) + (result.error.offset or 0)
-        owner = ctx.alias_strings.get(id(result.error_string))  # the bad string is in a module-level alias
+        owner = ctx.settings.alias_strings.get(id(result.error_string))  # the bad string is in a module-level alias
         where = text_position(owner[0], owner[1], offset) if owner else text_position(ctx, node, offset)
         static = not isinstance(result.error, UnsupportedShape)
         ctx.report(Unparseable("shape annotation", result.error.message, static), where)
@@ -160,8 +160,8 @@ def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | N
         return None
     facts = []
     for candidate in result.candidates:
-        dtype = candidate.dtype.resolve(ctx.default_dtype) if candidate.dtype is not None else None
-        facts.append(TensorFact(_dims_from_parsed(candidate.shape, ctx.sizes), dtype, ANNOTATION, _framework(candidate.array_type)))
+        dtype = candidate.dtype.resolve(ctx.settings.default_dtype) if candidate.dtype is not None else None
+        facts.append(TensorFact(_dims_from_parsed(candidate.shape, ctx.settings.sizes), dtype, ANNOTATION, _framework(candidate.array_type)))
     return facts
 
 

@@ -2,7 +2,7 @@
 
 A site is recorded whether or not its operands are known: `sites` in the JSON report lists every
 call found, with the reason when it could not be costed. Each function takes the interpreter
-(`interp`: `eval(node)`, `ctx`) as an argument, so this floor never imports the evaluator.
+(`interp`: `eval(node)`, `ctx`, `autocast`) as an argument, so this floor never imports the evaluator.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from shape_annotations import ShapeError, Unknown, einops_einsum_axes, render_di
 from . import site_shapes
 from .call_site import AttentionOptions, CallSite, EinsumOptions, MatmulChain, Precision, SourceSpan, strip_parentheses
 from .facts import DTypeFact, SequenceFact, StringFact, TensorFact
+from .interpreter import Interpreter
 from .literals import bool_value, int_tuple
 from .problems import Unparseable
 from .site_registry import ACCUMULATION_KEYWORDS, FUNCTIONS, METHODS, OPERATOR_SPEC
@@ -23,14 +24,14 @@ def _framework_of(operands, ctx) -> str:
     for operand in operands:
         if type(operand) is TensorFact and operand.framework:
             return operand.framework
-    return ctx.primary_framework
+    return ctx.settings.primary_framework
 
 
 def _precision(interp, spec, framework: str, operands, args) -> Precision:
     """Accumulation/output dtype as the code states it: keyword arguments, then file-wide flags;
     and the dtype of an enclosing autocast block, for every torch form alike."""
     ctx = interp.ctx
-    autocast = ctx.autocast if framework == "torch" else None
+    autocast = interp.autocast if framework == "torch" else None
     for keyword in ACCUMULATION_KEYWORDS:
         node = args.keywords.get(keyword) if args is not None else None
         if node is None:
@@ -38,7 +39,7 @@ def _precision(interp, spec, framework: str, operands, args) -> Precision:
         fact = interp.eval(node)
         if type(fact) is DTypeFact:
             return Precision(fact.dtype, f"{keyword}={ctx.code(node)}", fact.dtype, autocast)
-    flags = ctx.flags
+    flags = ctx.settings.flags
     if framework != "torch" or spec.operation == "attention":
         return Precision(autocast=autocast)
     dtypes = {op.dtype for op in operands if type(op) is TensorFact}
@@ -59,7 +60,7 @@ def _shapes(interp, spec, operands, literal: dict) -> tuple[str | None, object]:
         return f"operand {', '.join(missing)} has an unknown rank", None
     shapes = [tuple(op.shape) for op in operands]
     ctx = interp.ctx
-    model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.sizes, literal, ctx.strict_broadcast)
+    model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.settings.sizes, literal, ctx.settings.strict_broadcast)
     if model.undecided:
         what, a, b = model.undecided[0]
         return (f"cannot tell whether {what} {render_dim(a)} equals {render_dim(b)}; "
@@ -78,7 +79,7 @@ def _record(interp, node, spec, framework: str, function: str, operands: tuple, 
     ctx = interp.ctx
     site = CallSite(spec, framework, function, operands, shapes, precision, unresolved=unresolved,
                     span=SourceSpan(ctx, node), **options)
-    ctx.sites.append(site)
+    ctx.recorder.site(site)
     return site
 
 
@@ -113,7 +114,7 @@ def _chain(ctx, node, lhs, rhs) -> MatmulChain | None:
     return chain if len(chain.leaves) >= 3 else None
 
 
-def record_matmul_operator(interp, node: cst.BinaryOperation):
+def record_matmul_operator(interp: Interpreter, node: cst.BinaryOperation):
     lhs, rhs = interp.eval(node.left), interp.eval(node.right)
     operands = (lhs, rhs)
     chain = _chain(interp.ctx, node, lhs, rhs)
@@ -121,7 +122,7 @@ def record_matmul_operator(interp, node: cst.BinaryOperation):
     return _output_fact(site)
 
 
-def record_method_site(interp, node: cst.Call, receiver: TensorFact, method: str, args):
+def record_method_site(interp: Interpreter, node: cst.Call, receiver: TensorFact, method: str, args):
     other = interp.eval(args.get(0))
     for value in [*args.positional[1:], *args.keywords.values()]:
         interp.eval(value)
@@ -131,7 +132,7 @@ def record_method_site(interp, node: cst.Call, receiver: TensorFact, method: str
     return _output_fact(_record(interp, node, METHODS[method], framework, function, operands, args))
 
 
-def record_linear_module(interp, node: cst.Call, module, args):
+def record_linear_module(interp: Interpreter, node: cst.Call, module, args):
     x = interp.eval(args.get(0, "input"))
     in_dim = module.in_dim
     if in_dim is None:  # nn.LazyLinear(out) takes its in_features from the first input it sees
@@ -153,7 +154,7 @@ def _optimize(interp, args):
     return fact.value if type(fact) is StringFact else "unknown"
 
 
-def record_function_site(interp, node: cst.Call, name: str, args):
+def record_function_site(interp: Interpreter, node: cst.Call, name: str, args):
     spec = FUNCTIONS[name]
     framework = spec.framework
     literal, options = {}, {}

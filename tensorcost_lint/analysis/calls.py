@@ -5,42 +5,16 @@ Unknown calls still have their arguments evaluated (for nested call sites) and y
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import libcst as cst
 
-from .evaluator import SelfFact
 from shape_annotations import Unknown
 
-from .facts import DTypeFact, ModuleFact, ScalarFact, TensorFact
+from .arguments import CallArgs, call_args
+from .interpreter import Interpreter
+from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
-from . import tensor_functions, tensor_methods
-
-
-@dataclass
-class CallArgs:
-    positional: list
-    keywords: dict
-    starred: bool
-
-    def get(self, index: int, keyword: str | None = None):
-        if keyword is not None and keyword in self.keywords:
-            return self.keywords[keyword]
-        return self.positional[index] if index < len(self.positional) else None
-
-
-def call_args(node: cst.Call) -> CallArgs:
-    positional, keywords, starred = [], {}, False
-    for arg in node.args:
-        if arg.star:
-            starred = True
-            positional.append(arg.value)
-        elif arg.keyword is not None:
-            keywords[arg.keyword.value] = arg.value
-        else:
-            positional.append(arg.value)
-    return CallArgs(positional, keywords, starred)
+from . import call_sites, tensor_functions, tensor_methods
 
 
 # Module classes that leave the shape of their input unchanged, matched by class name so user
@@ -54,7 +28,7 @@ SHAPE_PRESERVING_MODULES = frozenset({
 })
 
 
-def module_constructor(evaluator, name: str, args: CallArgs):
+def module_constructor(interp, name: str, args: CallArgs):
     """`nn.Linear(in, out)` and shape-preserving modules, as ModuleFacts."""
     last = name.rsplit(".", 1)[-1]
     spec = MODULE_CLASSES.get(last)
@@ -65,91 +39,87 @@ def module_constructor(evaluator, name: str, args: CallArgs):
         if out_node is None or (in_node is None and not lazy):
             return None
         dtype_node = args.keywords.get("dtype")
-        dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
+        dtype_fact = interp.eval(dtype_node) if dtype_node is not None else None
         dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
         # an unreadable size is an Unknown dim (never None): the weight keeps its rank of 2
-        in_dim = None if lazy else evaluator.dim_of(in_node) or Unknown("in_features")
-        out_dim = evaluator.dim_of(out_node) or Unknown("out_features")
+        in_dim = None if lazy else interp.dim_of(in_node) or Unknown("in_features")
+        out_dim = interp.dim_of(out_node) or Unknown("out_features")
         return ModuleFact("linear", in_dim, out_dim, dtype, spec)
     if last in SHAPE_PRESERVING_MODULES:
         for value in [*args.positional, *args.keywords.values()]:
-            evaluator.eval(value)
+            interp.eval(value)
         return ModuleFact("preserve")
     return None
 
 
-def evaluate_call(evaluator, node: cst.Call):
-    from . import call_sites
-
+def evaluate_call(interp: Interpreter, node: cst.Call):
     func = node.func
     args = call_args(node)
-    name = evaluator.ctx.imports.resolve(func)
-    if _returns_scalar(evaluator, func, name):
-        _walk_args(evaluator, args)
+    name = interp.ctx.settings.imports.resolve(func)
+    if _returns_scalar(interp, func, name):
+        _walk_args(interp, args)
         return ScalarFact()
     if name is not None:
         if name in SITE_FUNCTIONS:
-            return call_sites.record_function_site(evaluator, node, name, args)
+            return call_sites.record_function_site(interp, node, name, args)
         transfer = tensor_functions.FUNCTIONS.get(name)
         if transfer is not None:
-            return transfer(evaluator, args)
+            return transfer(interp, args)
         if name.startswith(("torch.nn.", "flax.", "equinox.")) or name in ("torch.nn",):
             if name.rsplit(".", 1)[-1] in ("Parameter", "Buffer"):
-                return evaluator.eval(args.get(0, "data"))
-            module = module_constructor(evaluator, name, args)
+                return interp.eval(args.get(0, "data"))
+            module = module_constructor(interp, name, args)
             if module is not None:
                 return module
     if isinstance(func, cst.Attribute):
-        receiver = evaluator.eval(func.value) if name is None else None
+        receiver = interp.eval(func.value) if name is None else None
         method = func.attr.value
         if type(receiver) is TensorFact:
             if method in SITE_METHODS:
-                return call_sites.record_method_site(evaluator, node, receiver, method, args)
+                return call_sites.record_method_site(interp, node, receiver, method, args)
             transfer = tensor_methods.METHODS.get(method)
             if transfer is not None:
-                return transfer(evaluator, receiver, args)
+                return transfer(interp, receiver, args)
         elif type(receiver) is SelfFact or receiver is not None:
-            callee = evaluator.attribute_of(receiver, method)
+            callee = interp.attribute_of(receiver, method)
             if type(callee) is ModuleFact:
-                return _call_module(evaluator, node, callee, args)
-        _walk_args(evaluator, args)
+                return _call_module(interp, node, callee, args)
+        _walk_args(interp, args)
         return None
     if isinstance(func, cst.Name):
-        callee = evaluator.env.get(func.value)
+        callee = interp.env.get(func.value)
         if type(callee) is ModuleFact:
-            return _call_module(evaluator, node, callee, args)
+            return _call_module(interp, node, callee, args)
         local = dotted_name(func)
         if local is not None and local.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:
-            _walk_args(evaluator, args)
+            _walk_args(interp, args)
             return ModuleFact("preserve")
     else:
-        evaluator.eval(func)
-    _walk_args(evaluator, args)
+        interp.eval(func)
+    _walk_args(interp, args)
     return None
 
 
 _SCALAR_BUILTINS = frozenset({"float", "int", "len", "round", "abs", "bool", "complex"})
 
 
-def _returns_scalar(evaluator, func, name: str | None) -> bool:
+def _returns_scalar(interp, func, name: str | None) -> bool:
     """`math.sqrt(d)`, `float(x)`, `len(xs)`: Python numbers, so `att * scale` keeps att's shape."""
     if name is not None and name.startswith("math."):
         return True
-    return isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS and func.value not in evaluator.env
+    return isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS and func.value not in interp.env
 
 
-def _call_module(evaluator, node, module: ModuleFact, args: CallArgs):
-    from . import call_sites
-
+def _call_module(interp, node, module: ModuleFact, args: CallArgs):
     if module.kind == "linear":
-        return call_sites.record_linear_module(evaluator, node, module, args)
-    first = evaluator.eval(args.get(0)) if args.positional else None
+        return call_sites.record_linear_module(interp, node, module, args)
+    first = interp.eval(args.get(0)) if args.positional else None
     for value in [*args.positional[1:], *args.keywords.values()]:
-        evaluator.eval(value)
+        interp.eval(value)
     return first.with_shape(first.shape) if type(first) is TensorFact else None
 
 
-def _walk_args(evaluator, args: CallArgs) -> None:
+def _walk_args(interp, args: CallArgs) -> None:
     for value in [*args.positional, *args.keywords.values()]:
-        evaluator.eval(value)
+        interp.eval(value)
 

@@ -1,4 +1,4 @@
-"""Per-file state shared by the analysis passes, and the records they produce.
+"""The analysis of one file in three parts: frozen per-file settings, per-unit state, and a recorder.
 
 Positions are lazy: LibCST's PositionProvider re-generates the code of a whole unit, which costs
 more than parsing it, while the text report and flake8 only need the positions of findings. A unit
@@ -7,6 +7,7 @@ resolves its positions the first time anything asks for one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -16,7 +17,7 @@ from .imports import ImportTable
 from .problems import Reported
 
 
-@dataclass
+@dataclass(frozen=True)
 class FileFlags:
     """File-wide switches read from assignments like `torch.backends.cuda.matmul.allow_tf32 = True`."""
 
@@ -25,33 +26,48 @@ class FileFlags:
     tf32: str | None = None
 
 
-@dataclass
-class FileContext:
+@dataclass(frozen=True)
+class FileSettings:
+    """What every unit of one file reads and none changes."""
+
     path: str
-    module: cst.Module  # the unit being analysed (the whole file, or one function of it)
     imports: ImportTable
-    sizes: dict
+    sizes: Mapping  # declared sizes: config, pragmas, then --dim
     default_dtype: str
     strict_broadcast: bool
     sequence_dims: tuple
-    aliases: dict = field(default_factory=dict)  # module-level type aliases: name -> ANode
-    alias_strings: dict = field(default_factory=dict)  # id(AString) in an alias -> (ctx, value node)
-    flags: FileFlags = field(default_factory=FileFlags)
-    sites: list = field(default_factory=list)
-    diagnostics: list = field(default_factory=list)
+    flags: FileFlags = FileFlags()
     primary_framework: str = "torch"
-    autocast: str | None = None  # dtype of an enclosing `torch.autocast` block
-    stand_ins: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`) -> real node
+    aliases: Mapping = field(default_factory=dict)  # module-level type aliases: name -> ANode
+    alias_strings: Mapping = field(default_factory=dict)  # id(AString) in an alias -> (unit, value node)
+
+
+class Recorder:
+    """What the analysis of one file produces: call sites and reported facts, in recording order."""
+
+    def __init__(self) -> None:
+        self.sites: list = []
+        self.reported: list = []  # problems.Reported
+
+    def site(self, site) -> None:
+        self.sites.append(site)
+
+    def report(self, fact, line: int, column: int) -> None:
+        self.reported.append(Reported(fact, line, column))
+
+
+@dataclass
+class UnitContext:
+    """One unit of the file (the whole file, or one function or class of it) as it is analysed: its
+    own tree and lazily resolved positions, the file's settings, and where results go."""
+
+    settings: FileSettings
+    recorder: Recorder
+    module: cst.Module
     line_offset: int = 0  # the unit's first line in the file, minus one (and minus a wrapper line)
-    chains: dict = field(default_factory=dict)  # id(`@` node) -> its chain as written (tree, leaves, texts)
+    stand_ins: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`) -> real node
+    chains: dict = field(default_factory=dict)  # id(`@` node) -> its MatmulChain as written
     positions: object = None  # resolved on first use
-
-    def for_unit(self, module: cst.Module, line_offset: int) -> "FileContext":
-        """A context for one unit of the file: its own tree and positions, the file's shared records."""
-        from dataclasses import replace
-
-        return replace(self, module=module, line_offset=line_offset, positions=None, stand_ins={}, autocast=None,
-                       chains={})
 
     def position(self, node) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) in the file, 1-based columns."""
@@ -71,4 +87,4 @@ class FileContext:
             line, column = node_or_position
         else:
             line, column, _, _ = self.position(node_or_position)
-        self.diagnostics.append(Reported(fact, line, column + offset))
+        self.recorder.report(fact, line, column + offset)

@@ -14,27 +14,23 @@ from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
 from . import shape_ops
 from .annotations import string_literal
 from .literals import int_value
-from .facts import DimFact, DTypeFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact, merge_facts
-
-# Objects whose attributes are model dimensions: `config.n_embd` is the dim `n_embd`.
-CONFIG_NAMES = frozenset({"config", "cfg", "args", "hparams", "hp", "model_args", "conf"})
-
-
-class ConfigFact:
-    """A config object; its attributes are dims named after the attribute."""
-
-    __slots__ = ()
-
-
-CONFIG = ConfigFact()
-
-
-class SelfFact:
-    __slots__ = ("attributes",)
-
-    def __init__(self, attributes: dict) -> None:
-        self.attributes = attributes
-
+from .call_sites import record_matmul_operator
+from .calls import evaluate_call
+from .facts import (
+    CONFIG,
+    CONFIG_NAMES,
+    DimFact,
+    DTypeFact,
+    ModuleFact,
+    ScalarFact,
+    SelfFact,
+    SequenceFact,
+    StringFact,
+    TensorFact,
+    elementwise,
+    merge_facts,
+)
+from .indexing import subscript
 
 _ARITHMETIC = {
     cst.Add: "+",
@@ -47,9 +43,10 @@ _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide
 
 
 class Evaluator:
-    def __init__(self, ctx, env: dict) -> None:
+    def __init__(self, ctx, env: dict, autocast: str | None = None) -> None:
         self.ctx = ctx
         self.env = env
+        self.autocast = autocast  # the dtype of an enclosing `torch.autocast` block
 
     # -- dispatch -------------------------------------------------------------------------------
     def eval(self, node):
@@ -79,7 +76,7 @@ class Evaluator:
             return CONFIG  # `cfg: HookedTransformerConfig` is still the config object
         if name in self.env:
             return None
-        resolved = self.ctx.imports.resolve_text(name)
+        resolved = self.ctx.settings.imports.resolve_text(name)
         return self._dtype_of_name(resolved) if resolved else None
 
     def _eval_Integer(self, node: cst.Integer):
@@ -114,7 +111,7 @@ class Evaluator:
 
     def _eval_IfExp(self, node: cst.IfExp):
         self.eval(node.test)
-        return merge_facts(self.eval(node.body), self.eval(node.orelse), self.ctx.sizes)
+        return merge_facts(self.eval(node.body), self.eval(node.orelse), self.ctx.settings.sizes)
 
     def _eval_NamedExpr(self, node: cst.NamedExpr):
         fact = self.eval(node.value)
@@ -146,7 +143,7 @@ class Evaluator:
         return None
 
     def _eval_Attribute(self, node: cst.Attribute):
-        resolved = self.ctx.imports.resolve(node)
+        resolved = self.ctx.settings.imports.resolve(node)
         if resolved is not None:
             dtype = self._dtype_of_name(resolved)
             if dtype is not None:
@@ -186,8 +183,6 @@ class Evaluator:
     # -- operators ------------------------------------------------------------------------------
     def _eval_BinaryOperation(self, node: cst.BinaryOperation):
         if isinstance(node.operator, cst.MatrixMultiply):
-            from .call_sites import record_matmul_operator
-
             return record_matmul_operator(self, node)
         left, right = self.eval(node.left), self.eval(node.right)
         return self.arithmetic(node.operator, left, right)
@@ -196,7 +191,7 @@ class Evaluator:
         if type(left) is DimFact and type(right) is DimFact and type(operator) in _ARITHMETIC:
             return DimFact(simplify_dim(BinOp(_ARITHMETIC[type(operator)], left.dim, right.dim)))
         if isinstance(operator, _ELEMENTWISE):
-            return elementwise(left, right, self.ctx.sizes)
+            return elementwise(left, right, self.ctx.settings.sizes)
         return None
 
     def _eval_Comparison(self, node: cst.Comparison):
@@ -205,20 +200,16 @@ class Evaluator:
         for target in node.comparisons:
             right = self.eval(target.comparator)
             if type(left) is TensorFact or type(right) is TensorFact:
-                result = elementwise(left, right, self.ctx.sizes)
+                result = elementwise(left, right, self.ctx.settings.sizes)
                 result = result.with_dtype("bool") if type(result) is TensorFact else None
         return result
 
     # -- subscripts -----------------------------------------------------------------------------
     def _eval_Subscript(self, node: cst.Subscript):
-        from .indexing import subscript
-
         return subscript(self, node)
 
     # -- calls ----------------------------------------------------------------------------------
     def _eval_Call(self, node: cst.Call):
-        from .calls import evaluate_call
-
         return evaluate_call(self, node)
 
     def dim_of(self, node) -> object | None:
@@ -235,20 +226,3 @@ class Evaluator:
                 and node.value.value == "self":
             return Sym(node.attr.value)  # `self.d_mlp` set where we cannot see (a base class)
         return None
-
-
-def elementwise(left, right, sizes):
-    """Broadcasting arithmetic: the result has the broadcast shape; a scalar side keeps the other."""
-    tensors = [f for f in (left, right) if type(f) is TensorFact]
-    if not tensors:
-        return ScalarFact() if type(left) in (ScalarFact, DimFact) and type(right) in (ScalarFact, DimFact) else None
-    if len(tensors) == 1:
-        tensor = tensors[0]
-        other = right if tensor is left else left
-        if type(other) in (ScalarFact, DimFact):
-            return tensor.with_shape(tensor.shape)
-        return TensorFact(None, None, framework=tensor.framework)
-    shape = shape_ops.broadcast(left.shape, right.shape, sizes)
-    dtype = left.dtype if left.dtype == right.dtype else None
-    framework = left.framework or right.framework
-    return TensorFact(shape, dtype, framework=framework)

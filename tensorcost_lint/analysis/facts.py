@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from shape_annotations import Unknown, same_dim
 
+from . import shape_ops
+
 # Where a shape came from, most trusted first. An annotation is the user's contract; a shape comment
 # is documentation that may have rotted; an inferred shape follows from code we read.
 ANNOTATION = "annotation"
@@ -76,6 +78,26 @@ class ScalarFact:
     """A Python number that is not a dimension (a scale, a probability)."""
 
 
+# Objects whose attributes are model dimensions: `config.n_embd` is the dim `n_embd`.
+CONFIG_NAMES = frozenset({"config", "cfg", "args", "hparams", "hp", "model_args", "conf"})
+
+
+class ConfigFact:
+    """A config object; its attributes are dims named after the attribute."""
+
+    __slots__ = ()
+
+
+CONFIG = ConfigFact()
+
+
+class SelfFact:
+    __slots__ = ("attributes",)
+
+    def __init__(self, attributes: dict) -> None:
+        self.attributes = attributes
+
+
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None
 
 
@@ -99,3 +121,20 @@ def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     if type(a) is SequenceFact and type(b) is SequenceFact and len(a.items) == len(b.items):
         return SequenceFact(tuple(merge_facts(x, y, sizes) for x, y in zip(a.items, b.items)))
     return None
+
+
+def elementwise(left, right, sizes):
+    """Broadcasting arithmetic: the result has the broadcast shape; a scalar side keeps the other."""
+    tensors = [f for f in (left, right) if type(f) is TensorFact]
+    if not tensors:
+        return ScalarFact() if type(left) in (ScalarFact, DimFact) and type(right) in (ScalarFact, DimFact) else None
+    if len(tensors) == 1:
+        tensor = tensors[0]
+        other = right if tensor is left else left
+        if type(other) in (ScalarFact, DimFact):
+            return tensor.with_shape(tensor.shape)
+        return TensorFact(None, None, framework=tensor.framework)
+    shape = shape_ops.broadcast(left.shape, right.shape, sizes)
+    dtype = left.dtype if left.dtype == right.dtype else None
+    framework = left.framework or right.framework
+    return TensorFact(shape, dtype, framework=framework)

@@ -14,15 +14,14 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from shape_annotations import AString, Const, ShapeError, Sym, merge_dim_bindings, parse_pragma
+from shape_annotations import AString, Const, ShapeError, merge_dim_bindings, parse_pragma
 
-from .annotations import facts_from_annotation, single_fact, to_tree
-from .context import FileContext, FileFlags
-from .evaluator import SelfFact
-from .facts import DimFact
-from .function_flow import FunctionFlow
-from .problems import Reported, UnitNotParsed, Unparseable
-from .imports import ast_dotted_name, dotted_name, import_table_from_ast
+from .annotations import to_tree
+from .context import FileFlags, FileSettings, Recorder, UnitContext
+from .facts import DimFact, SelfFact
+from .function_flow import FunctionFlow, analyse_class, analyse_function, is_static, self_for
+from .problems import UnitNotParsed, Unparseable
+from .imports import ast_dotted_name, import_table_from_ast
 from .units import select_units
 from ..source_lines import source_lines
 
@@ -37,12 +36,12 @@ _FLAG_ASSIGNMENTS = {
 @dataclass
 class FileAnalysis:
     sites: list
-    diagnostics: list
+    reported: list  # problems.Reported
     sizes: dict
     flags: FileFlags
 
 
-def read_pragmas(text: str, diagnostics: list) -> dict:
+def read_pragmas(text: str, recorder: Recorder) -> dict:
     """`# tensorcost: dims T=1024 B=8` comments anywhere in the file (later ones win). Only real
     comments count: the same text inside a string or docstring is not a pragma."""
     sizes: dict = {}
@@ -60,8 +59,7 @@ def read_pragmas(text: str, diagnostics: list) -> dict:
         try:
             parsed = parse_pragma(token.string)
         except ShapeError as error:
-            diagnostics.append(Reported(Unparseable("tensorcost pragma", error.message), line,
-                                        column + 1 + (error.offset or 0)))
+            recorder.report(Unparseable("tensorcost pragma", error.message), line, column + 1 + (error.offset or 0))
             continue
         if parsed:
             sizes.update(parsed)
@@ -80,101 +78,28 @@ _FLAG_TEXT = re.compile(r"allow_fp16_accumulation|allow_bf16_reduced_precision_r
                         r"|set_float32_matmul_precision")
 
 
-def read_flags(tree: ast.Module, imports, flags: FileFlags, text: str) -> None:
+def read_flags(tree: ast.Module, imports, text: str) -> FileFlags:
     """File-wide switches, wherever in the file they are set (walked only if their names appear)."""
+    flags: dict = {}
     if not _FLAG_TEXT.search(text):
-        return
+        return FileFlags()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
             for target in node.targets:
                 dotted = ast_dotted_name(target)
                 flag = _FLAG_ASSIGNMENTS.get(imports.resolve_text(dotted) or "") if dotted else None
                 if flag is not None:
-                    setattr(flags, flag, f"{dotted} = True (line {node.lineno})")
+                    flags[flag] = f"{dotted} = True (line {node.lineno})"
         elif isinstance(node, ast.Call) and node.args:
             dotted = ast_dotted_name(node.func)
             if dotted and imports.resolve_text(dotted) == "torch.set_float32_matmul_precision":
                 value = node.args[0]
                 if isinstance(value, ast.Constant) and value.value in ("high", "medium"):
-                    flags.tf32 = f"torch.set_float32_matmul_precision({value.value!r}) (line {node.lineno})"
+                    flags["tf32"] = f"torch.set_float32_matmul_precision({value.value!r}) (line {node.lineno})"
+    return FileFlags(**flags)
 
 
-def _parameters(ctx: FileContext, node: cst.FunctionDef, env: dict, self_fact) -> dict:
-    params = node.params
-    ordered = [*params.posonly_params, *params.params]
-    for index, param in enumerate([*ordered, *params.kwonly_params]):
-        name = param.name.value
-        if index == 0 and self_fact is not None and param in ordered and name in ("self",):
-            env[name] = self_fact
-            continue
-        if param.annotation is not None:
-            annotation = param.annotation.annotation
-            if isinstance(annotation, cst.Name) and annotation.value == "int":
-                env[name] = DimFact(Sym(name))  # `n_head: int` is the dim n_head
-            else:
-                env[name] = single_fact(facts_from_annotation(annotation, ctx))
-        else:
-            env.pop(name, None)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            env.pop(star.name.value, None)
-    return env
-
-
-def analyse_function(ctx: FileContext, node: cst.FunctionDef, env: dict, self_fact=None) -> None:
-    flow_env = _parameters(ctx, node, env, self_fact)
-    from .evaluator import Evaluator
-
-    outer = Evaluator(ctx, dict(env))
-    for decorator in node.decorators:
-        outer.eval(decorator.decorator)
-    for param in [*node.params.params, *node.params.kwonly_params, *node.params.posonly_params]:
-        if param.default is not None:
-            outer.eval(param.default)
-    declared_return = None
-    return_node = None
-    if node.returns is not None:
-        return_node = node.returns.annotation
-        declared_return = single_fact(facts_from_annotation(return_node, ctx))
-    flow = FunctionFlow(ctx, flow_env, declared_return, return_node)
-    body = node.body
-    if isinstance(body, cst.IndentedBlock):
-        flow.run(body.body)
-    else:
-        for small in body.body:
-            flow.small_statement(small, None)
-
-
-def _is_static(method: cst.FunctionDef) -> bool:
-    return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators)
-
-
-def _self_for(method: cst.FunctionDef, built_in_init: SelfFact) -> SelfFact:
-    """`__init__` builds what every method sees through `self`; any other method works on its own
-    copy, since methods run in any order (`set_output_embeddings` must not unmake `self.lm_head`)."""
-    if method.name.value == "__init__":
-        return built_in_init
-    return SelfFact(dict(built_in_init.attributes))
-
-
-def analyse_class(ctx: FileContext, node: cst.ClassDef, env: dict) -> None:
-    """`__init__` first: the attributes it builds (`nn.Linear`, `nn.Parameter`, dims from config)
-    are what every other method sees through `self`."""
-    self_fact = SelfFact({})
-    methods = []
-    class_env = dict(env)
-    flow = FunctionFlow(ctx, class_env)
-    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
-        if isinstance(statement, cst.FunctionDef):
-            methods.append(statement)
-        else:
-            flow.statement(statement)
-    methods.sort(key=lambda m: m.name.value != "__init__")
-    for method in methods:
-        analyse_function(ctx, method, dict(class_env), None if _is_static(method) else _self_for(method, self_fact))
-
-
-def _parse_unit(base: FileContext, lines: list[str], start: int, end: int):
+def _parse_unit(settings: FileSettings, recorder: Recorder, lines: list[str], start: int, end: int):
     """(unit context, first statement) for source lines [start, end], parsed on their own. An
     indented unit (a method) is wrapped in `if 1:` so its indentation stays as written."""
     segment = "".join(lines[start - 1: end])
@@ -187,12 +112,14 @@ def _parse_unit(base: FileContext, lines: list[str], start: int, end: int):
     statement = module.body[0]
     if isinstance(statement, cst.If):
         statement = statement.body.body[0]
-    return base.for_unit(module, offset), statement
+    return UnitContext(settings, recorder, module, offset), statement
 
 
-def _read_aliases(base: FileContext, lines: list[str], spans) -> None:
+def _read_aliases(settings: FileSettings, recorder: Recorder, lines: list[str], spans) -> FileSettings:
+    """The settings with the file's `Name = Float[...]` aliases (read in both analysis modes)."""
+    aliases, alias_strings = {}, {}
     for start, end in spans:
-        ctx, statement = _parse_unit(base, lines, start, end)
+        ctx, statement = _parse_unit(settings, recorder, lines, start, end)
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if isinstance(small, cst.Assign):
             target, value = small.targets[0].target, small.value
@@ -201,9 +128,10 @@ def _read_aliases(base: FileContext, lines: list[str], spans) -> None:
         else:
             continue
         tree = to_tree(value, ctx)
-        base.aliases[target.value] = tree
+        aliases[target.value] = tree
         for string in _strings(tree):
-            base.alias_strings[id(string)] = (ctx, value)
+            alias_strings[id(string)] = (ctx, value)
+    return replace(settings, aliases=aliases, alias_strings=alias_strings)
 
 
 def _strings(tree):
@@ -216,25 +144,25 @@ def _strings(tree):
         yield from _strings(value)
 
 
-def _whole_file(base: FileContext, text: str) -> None:
+def _whole_file(settings: FileSettings, recorder: Recorder, text: str) -> None:
     module = cst.parse_module(text)
-    FunctionFlow(base.for_unit(module, 0), {}).run(module.body)
+    FunctionFlow(UnitContext(settings, recorder, module), {}).run(module.body)
 
 
-def _by_units(base: FileContext, lines: list[str], selection) -> None:
+def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], selection) -> None:
     env = {name: DimFact(Const(value)) for name, value in selection.constants.items()}
     self_facts: dict = {}
     for unit in sorted(selection.units, key=lambda u: (u.class_key or u.start, not u.is_init, u.start)):
         try:
-            ctx, node = _parse_unit(base, lines, unit.start, unit.end)
+            ctx, node = _parse_unit(settings, recorder, lines, unit.start, unit.end)
         except cst.ParserSyntaxError as error:
-            base.diagnostics.append(Reported(UnitNotParsed(unit.start, unit.end, error.message), unit.start, 1))
+            recorder.report(UnitNotParsed(unit.start, unit.end, error.message), unit.start, 1)
             continue
         if unit.kind == "class":
             analyse_class(ctx, node, dict(env))
         elif unit.kind == "method":
             self_fact = self_facts.setdefault(unit.class_key, SelfFact({}))
-            analyse_function(ctx, node, dict(env), None if _is_static(node) else _self_for(node, self_fact))
+            analyse_function(ctx, node, dict(env), None if is_static(node) else self_for(node, self_fact))
         else:
             analyse_function(ctx, node, dict(env))
 
@@ -242,28 +170,28 @@ def _by_units(base: FileContext, lines: list[str], selection) -> None:
 def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, tree=None) -> FileAnalysis:
     """Analyse a file. Raises SyntaxError (from `ast`) on invalid Python; `tree` may be the stdlib
     tree a host already parsed (flake8 hands its plugins one)."""
-    diagnostics: list = []
-    pragma_sizes = read_pragmas(text, diagnostics)
+    recorder = Recorder()
+    pragma_sizes = read_pragmas(text, recorder)
     sizes = merge_dim_bindings(config.dims, pragma_sizes, cli_dims or {})
     if tree is None:
         tree = ast.parse(text)
     imports = import_table_from_ast(tree)
-    base = FileContext(
-        path=path, module=None, imports=imports, sizes=sizes,
+    settings = FileSettings(
+        path=path, imports=imports, sizes=sizes,
         default_dtype=config.default_dtype, strict_broadcast=config.broadcast_policy == "strict",
-        sequence_dims=tuple(config.sequence_dims), diagnostics=diagnostics,
+        sequence_dims=tuple(config.sequence_dims), flags=read_flags(tree, imports, text),
         primary_framework=_primary_framework(imports),
     )
-    read_flags(tree, imports, base.flags, text)
     lines = source_lines(text, keepends=True)
     uses_einops = any(target == "einops" or target.startswith("einops.") for target in imports.aliases.values())
     selection = select_units(tree, [line.rstrip("\r\n") for line in lines], einops=uses_einops)
-    _read_aliases(base, lines, selection.alias_statements)  # both modes: aliases come from the selection
+    settings = _read_aliases(settings, recorder, lines, selection.alias_statements)
     if selection.whole_file:
-        _whole_file(base, text)
+        _whole_file(settings, recorder, text)
     else:
-        _by_units(base, lines, selection)
+        _by_units(settings, recorder, lines, selection)
     # Units run __init__-first; a stable sort by unit start numbers sites in file order without
     # resolving any position (sites in one unit are recorded in evaluation order).
-    sites = [replace(site, id=index) for index, site in enumerate(sorted(base.sites, key=lambda site: site.span.order))]
-    return FileAnalysis(sites, base.diagnostics, sizes, base.flags)
+    ordered = sorted(recorder.sites, key=lambda site: site.span.order)
+    sites = [replace(site, id=index) for index, site in enumerate(ordered)]
+    return FileAnalysis(sites, recorder.reported, sizes, settings.flags)

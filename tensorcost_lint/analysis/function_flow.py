@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import ShapeError, parse_shape_comment, same_dim, evaluate_dim
+from shape_annotations import ShapeError, Sym, parse_shape_comment
 
 from .annotations import facts_from_annotation, single_fact
-from .evaluator import Evaluator, SelfFact
-from .facts import ANNOTATION, COMMENT, SequenceFact, TensorFact, merge_facts
-from .problems import Contradiction, Unparseable
+from .call_sites import record_matmul_operator
+from .evaluator import Evaluator
+from .facts import COMMENT, DimFact, DTypeFact, SelfFact, SequenceFact, StringFact, TensorFact, merge_facts
+from .contracts import reconcile
+from .imports import dotted_name
+from .problems import Unparseable
 
 
 def merge_envs(a: dict, b: dict, sizes) -> dict:
@@ -27,59 +30,19 @@ def merge_envs(a: dict, b: dict, sizes) -> dict:
     return merged
 
 
-def _pick_dim(declared, inferred, sizes):
-    """Keep the declared dim unless only the inferred one has a known size."""
-    if evaluate_dim_safe(declared, sizes) is None and evaluate_dim_safe(inferred, sizes) is not None:
-        return inferred
-    return declared
-
-
-def evaluate_dim_safe(dim, sizes):
-    try:
-        return evaluate_dim(dim, sizes)
-    except ShapeError:
-        return None
-
-
 class FunctionFlow:
-    def __init__(self, ctx, env: dict, declared_return: TensorFact | None = None, return_node=None) -> None:
+    def __init__(self, ctx, env: dict, declared_return: TensorFact | None = None, return_node=None,
+                 autocast: str | None = None) -> None:
         self.ctx = ctx
         self.env = env
-        self.evaluator = Evaluator(ctx, env)
+        self.autocast = autocast  # the dtype of the enclosing `torch.autocast` block, if any
+        self.evaluator = Evaluator(ctx, env, autocast)
         self.declared_return = declared_return
         self.return_node = return_node
 
     # -- helpers ------------------------------------------------------------------------------------
-    def _with_env(self, env: dict) -> "FunctionFlow":
-        flow = FunctionFlow(self.ctx, env, self.declared_return, self.return_node)
-        return flow
-
-    def reconcile(self, inferred, declared: TensorFact, where, what: str, offset: int = 0):
-        """Check a declared shape against the inferred one (reporting a Contradiction) and return the value's fact."""
-        if type(inferred) is not TensorFact or inferred.shape is None:
-            if type(inferred) is TensorFact and declared.dtype is None:
-                return TensorFact(declared.shape, inferred.dtype, declared.origin, inferred.framework or declared.framework)
-            return declared
-        sizes = self.ctx.sizes
-        if declared.shape is None:
-            return inferred if declared.dtype is None else inferred.with_dtype(declared.dtype)
-        if len(declared.shape) != len(inferred.shape) and not _has_group(declared.shape, inferred.shape):
-            self.ctx.report(Contradiction(what, declared.shape, inferred.shape), where, offset)
-            return declared if declared.origin == ANNOTATION else inferred
-        if _has_group(declared.shape, inferred.shape):
-            return declared if declared.origin == ANNOTATION else inferred
-        dims = []
-        for index, (d, i) in enumerate(zip(declared.shape, inferred.shape)):
-            verdict = same_dim(d, i, sizes)
-            if verdict is False:
-                self.ctx.report(Contradiction(what, declared.shape, inferred.shape, index), where, offset)
-                return declared if declared.origin == ANNOTATION else inferred
-            dims.append(d if verdict else _pick_dim(d, i, sizes))
-        dtype = declared.dtype or inferred.dtype
-        if declared.dtype and inferred.dtype and declared.dtype != inferred.dtype and declared.origin == ANNOTATION:
-            self.ctx.report(Contradiction(what, declared.shape, inferred.shape, None, declared.dtype, inferred.dtype),
-                            where, offset)
-        return TensorFact(tuple(dims), dtype, declared.origin, inferred.framework or declared.framework)
+    def _with_env(self, env: dict, autocast: str | None = None) -> "FunctionFlow":
+        return FunctionFlow(self.ctx, env, self.declared_return, self.return_node, autocast or self.autocast)
 
     # -- statements ----------------------------------------------------------------------------------
     def run(self, statements) -> None:
@@ -99,20 +62,16 @@ class FunctionFlow:
         elif isinstance(node, cst.Try) or type(node).__name__ == "TryStar":
             self._try(node)
         elif isinstance(node, cst.FunctionDef):
-            from .file_analysis import analyse_function
-
-            analyse_function(self.ctx, node, dict(self.env))
+            analyse_function(self.ctx, node, dict(self.env), autocast=self.autocast)
         elif isinstance(node, cst.ClassDef):
-            from .file_analysis import analyse_class
-
-            analyse_class(self.ctx, node, dict(self.env))
+            analyse_class(self.ctx, node, dict(self.env), self.autocast)
         elif isinstance(node, cst.Match):
             self._match(node)
         else:
             self.evaluator.walk(node)
 
-    def _block(self, block, env: dict) -> dict:
-        flow = self._with_env(env)
+    def _block(self, block, env: dict, autocast: str | None = None) -> dict:
+        flow = self._with_env(env, autocast)
         body = block.body if isinstance(block, cst.IndentedBlock) else [block] if block is not None else []
         if isinstance(block, cst.SimpleStatementSuite):
             for small in block.body:
@@ -136,7 +95,7 @@ class FunctionFlow:
             else_env = flow.env
         else:
             else_env = self._block(node.orelse.body, dict(self.env))
-        self._set_env(merge_envs(then_env, else_env, self.ctx.sizes))
+        self._set_env(merge_envs(then_env, else_env, self.ctx.settings.sizes))
 
     def _loop(self, node) -> None:
         if isinstance(node, cst.For):
@@ -150,7 +109,7 @@ class FunctionFlow:
             self.evaluator.eval(node.test)
             body_env = dict(self.env)
         body_env = self._block(node.body, body_env)
-        merged = merge_envs(self.env, body_env, self.ctx.sizes)
+        merged = merge_envs(self.env, body_env, self.ctx.settings.sizes)
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
@@ -162,17 +121,13 @@ class FunctionFlow:
             autocast = autocast or self._autocast_dtype(item.item)
             if item.asname is not None:
                 self.assign(item.asname.name, None, None)
-        previous = self.ctx.autocast
-        if autocast is not None:
-            self.ctx.autocast = autocast
-        self._set_env(self._block(node.body, dict(self.env)))
-        self.ctx.autocast = previous
+        self._set_env(self._block(node.body, dict(self.env), autocast))
 
     def _autocast_dtype(self, node):
         """`torch.autocast(..., dtype=torch.bfloat16)`: float32 matmuls inside run in that dtype."""
         if not isinstance(node, cst.Call):
             return None
-        name = self.ctx.imports.resolve(node.func) or ""
+        name = self.ctx.settings.imports.resolve(node.func) or ""
         if not name.endswith("autocast") or not name.startswith("torch"):
             return None
         for arg in node.args:
@@ -181,8 +136,6 @@ class FunctionFlow:
                 return None
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "dtype":
-                from .facts import DTypeFact
-
                 fact = self.evaluator.eval(arg.value)
                 return fact.dtype if type(fact) is DTypeFact else None
         device = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "device_type"), None)
@@ -195,7 +148,7 @@ class FunctionFlow:
         body_env = self._block(node.body, dict(self.env))
         merged = body_env
         for handler in node.handlers:
-            merged = merge_envs(merged, self._block(handler.body, dict(before)), self.ctx.sizes)
+            merged = merge_envs(merged, self._block(handler.body, dict(before)), self.ctx.settings.sizes)
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         if node.finalbody is not None:
@@ -207,9 +160,9 @@ class FunctionFlow:
         merged = None
         for case in node.cases:
             env = self._block(case.body, dict(self.env))
-            merged = env if merged is None else merge_envs(merged, env, self.ctx.sizes)
+            merged = env if merged is None else merge_envs(merged, env, self.ctx.settings.sizes)
         if merged is not None:
-            self._set_env(merge_envs(merged, self.env, self.ctx.sizes))
+            self._set_env(merge_envs(merged, self.env, self.ctx.settings.sizes))
 
     # -- small statements -------------------------------------------------------------------------
     def small_statement(self, node, line) -> None:
@@ -234,8 +187,6 @@ class FunctionFlow:
             owner = self.evaluator.eval(value.func.value)
             name = self.evaluator.eval(value.args[0].value)
             fact = self.evaluator.eval(value.args[1].value)
-            from .facts import StringFact
-
             if type(owner) is SelfFact and type(name) is StringFact:
                 owner.attributes[name.value] = fact
             return
@@ -263,14 +214,14 @@ class FunctionFlow:
             if comment is not None and isinstance(target_node, cst.Name) and len(node.targets) == 1:
                 comment_node, parsed = comment
                 declared = TensorFact(tuple(parsed.dims), None, COMMENT)
-                value = self.reconcile(fact, declared, comment_node, "shape comment", parsed.offset)
+                value = reconcile(self.ctx, fact, declared, comment_node, "shape comment", parsed.offset)
             self.assign(target_node, value, node.value)
 
     def _annotated_assign(self, node: cst.AnnAssign) -> None:
         declared = single_fact(facts_from_annotation(node.annotation.annotation, self.ctx))
         fact = self.evaluator.eval(node.value) if node.value is not None else None
         if declared is not None:
-            fact = self.reconcile(fact, declared, node.annotation.annotation, "annotation") if node.value is not None else declared
+            fact = reconcile(self.ctx, fact, declared, node.annotation.annotation, "annotation") if node.value is not None else declared
         if isinstance(node.target, cst.Name) and node.value is None and declared is None:
             return
         self.assign(node.target, fact, node.value)
@@ -278,8 +229,6 @@ class FunctionFlow:
     def _augmented_assign(self, node: cst.AugAssign) -> None:
         operator = node.operator
         if isinstance(operator, cst.MatrixMultiplyAssign):
-            from .call_sites import record_matmul_operator
-
             synthetic = cst.BinaryOperation(node.target, cst.MatrixMultiply(), node.value)
             self.ctx.stand_ins[synthetic] = node
             fact = record_matmul_operator(self.evaluator, synthetic)
@@ -295,7 +244,7 @@ class FunctionFlow:
             return
         fact = self.evaluator.eval(node.value)
         if self.declared_return is not None and type(fact) is TensorFact:
-            self.reconcile(fact, self.declared_return, self.return_node, "return annotation")
+            reconcile(self.ctx, fact, self.declared_return, self.return_node, "return annotation")
 
     # -- binding ------------------------------------------------------------------------------------
     def assign(self, target, fact, value_node) -> None:
@@ -327,10 +276,6 @@ class FunctionFlow:
 
     def _shape_from_unpacking(self, elements, value_node):
         """`B, T, C = x.size()` on an x of unknown shape: x is [B, T, C], named by the unpacking."""
-        from shape_annotations import Sym
-
-        from .facts import DimFact
-
         call = value_node
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "size" \
                 and not call.args:
@@ -351,7 +296,77 @@ class FunctionFlow:
         return SequenceFact(tuple(DimFact(d) for d in dims))
 
 
-def _has_group(*shapes) -> bool:
-    from .shape_ops import has_group
+# -- definitions: a function's parameters and body, a class's __init__ first ---------------------------
 
-    return any(has_group(s) for s in shapes)
+def _parameters(ctx, node: cst.FunctionDef, env: dict, self_fact) -> dict:
+    params = node.params
+    ordered = [*params.posonly_params, *params.params]
+    for index, param in enumerate([*ordered, *params.kwonly_params]):
+        name = param.name.value
+        if index == 0 and self_fact is not None and param in ordered and name in ("self",):
+            env[name] = self_fact
+            continue
+        if param.annotation is not None:
+            annotation = param.annotation.annotation
+            if isinstance(annotation, cst.Name) and annotation.value == "int":
+                env[name] = DimFact(Sym(name))  # `n_head: int` is the dim n_head
+            else:
+                env[name] = single_fact(facts_from_annotation(annotation, ctx))
+        else:
+            env.pop(name, None)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            env.pop(star.name.value, None)
+    return env
+
+
+def analyse_function(ctx, node: cst.FunctionDef, env: dict, self_fact=None, autocast: str | None = None) -> None:
+    flow_env = _parameters(ctx, node, env, self_fact)
+    outer = Evaluator(ctx, dict(env), autocast)
+    for decorator in node.decorators:
+        outer.eval(decorator.decorator)
+    for param in [*node.params.params, *node.params.kwonly_params, *node.params.posonly_params]:
+        if param.default is not None:
+            outer.eval(param.default)
+    declared_return = None
+    return_node = None
+    if node.returns is not None:
+        return_node = node.returns.annotation
+        declared_return = single_fact(facts_from_annotation(return_node, ctx))
+    flow = FunctionFlow(ctx, flow_env, declared_return, return_node, autocast)
+    body = node.body
+    if isinstance(body, cst.IndentedBlock):
+        flow.run(body.body)
+    else:
+        for small in body.body:
+            flow.small_statement(small, None)
+
+
+def is_static(method: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators)
+
+
+def self_for(method: cst.FunctionDef, built_in_init: SelfFact) -> SelfFact:
+    """`__init__` builds what every method sees through `self`; any other method works on its own
+    copy, since methods run in any order (`set_output_embeddings` must not unmake `self.lm_head`)."""
+    if method.name.value == "__init__":
+        return built_in_init
+    return SelfFact(dict(built_in_init.attributes))
+
+
+def analyse_class(ctx, node: cst.ClassDef, env: dict, autocast: str | None = None) -> None:
+    """`__init__` first: the attributes it builds (`nn.Linear`, `nn.Parameter`, dims from config)
+    are what every other method sees through `self`."""
+    self_fact = SelfFact({})
+    methods = []
+    class_env = dict(env)
+    flow = FunctionFlow(ctx, class_env, autocast=autocast)
+    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
+        if isinstance(statement, cst.FunctionDef):
+            methods.append(statement)
+        else:
+            flow.statement(statement)
+    methods.sort(key=lambda m: m.name.value != "__init__")
+    for method in methods:
+        analyse_function(ctx, method, dict(class_env), None if is_static(method) else self_for(method, self_fact),
+                         autocast)

@@ -8,6 +8,8 @@ calls; a table built from the file's import statements resolves every form users
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 # Modules whose re-exports we canonicalise: `jax.numpy` is reached as `jnp`, `torch.functional.F`...
@@ -59,8 +61,6 @@ class ImportTable:
 
 
 def ast_dotted_name(node) -> str | None:
-    import ast
-
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -74,8 +74,6 @@ def ast_dotted_name(node) -> str | None:
 def import_table_from_ast(tree) -> ImportTable:
     """The same table from the stdlib tree: imports in any block of the file (module level, under
     `if TYPE_CHECKING:`, in try/except, inside functions), visiting statements only."""
-    import ast
-
     table = ImportTable()
     pending = list(tree.body)
     while pending:

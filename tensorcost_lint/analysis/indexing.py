@@ -12,21 +12,21 @@ from .facts import DimFact, SequenceFact, TensorFact
 from .literals import int_value
 
 
-def _slice_dim(evaluator, dim, node: cst.Slice):
+def _slice_dim(interp, dim, node: cst.Slice):
     """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`)."""
     if node.lower is None and node.step is None:
         if node.upper is None:
             return dim
-        stop = evaluator.dim_of(node.upper)
+        stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
     for part in (node.lower, node.upper, node.step):
         if part is not None:
-            evaluator.eval(part)
+            interp.eval(part)
     return Unknown("slice")
 
 
-def subscript(evaluator, node: cst.Subscript):
-    value = evaluator.eval(node.value)
+def subscript(interp, node: cst.Subscript):
+    value = interp.eval(node.value)
     elements = list(node.slice)
     if type(value) is SequenceFact:
         if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
@@ -36,12 +36,12 @@ def subscript(evaluator, node: cst.Subscript):
         return None
     if type(value) is not TensorFact or value.shape is None or shape_ops.has_group(value.shape):
         for element in elements:
-            evaluator.walk(element)
+            interp.walk(element)
         return value.with_shape(None) if type(value) is TensorFact else None
-    return _index_tensor(evaluator, value, elements)
+    return _index_tensor(interp, value, elements)
 
 
-def _index_tensor(evaluator, value: TensorFact, elements):
+def _index_tensor(interp, value: TensorFact, elements):
     shape = list(value.shape)
     result = []
     position = 0
@@ -72,7 +72,7 @@ def _index_tensor(evaluator, value: TensorFact, elements):
             if int_value(inner) is not None:
                 position += 1  # an integer index removes the dim
                 continue
-            fact = evaluator.eval(inner)
+            fact = interp.eval(inner)
             if type(fact) in (DimFact,):
                 position += 1
                 continue
@@ -80,7 +80,7 @@ def _index_tensor(evaluator, value: TensorFact, elements):
         else:
             if position >= len(shape):
                 return value.with_shape(None)
-            result.append(_slice_dim(evaluator, shape[position], part))
+            result.append(_slice_dim(interp, shape[position], part))
             position += 1
     result.extend(shape[position:])
     return value.with_shape(tuple(result))

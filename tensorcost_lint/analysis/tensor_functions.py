@@ -1,5 +1,5 @@
 """Shape transfer of module-level functions (`torch.transpose`, `F.softmax`, `np.zeros`,
-`einops.rearrange`...), keyed by canonical name. Each takes (evaluator, CallArgs)."""
+`einops.rearrange`...), keyed by canonical name. Each takes (interp, CallArgs)."""
 
 from __future__ import annotations
 
@@ -8,30 +8,31 @@ import libcst as cst
 from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_shape
 
 from . import shape_ops, tensor_methods
+from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
-from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact
+from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact, elementwise
 
 _FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}
 # Default dtype of constructors: torch and jax make float32, numpy float64.
 _DEFAULT_CONSTRUCTOR_DTYPE = {"torch": "float32", "numpy": "float64", "jax": "float32"}
 
 
-def _eval_rest(evaluator, args, skip=()) -> None:
+def _eval_rest(interp, args, skip=()) -> None:
     for value in [*args.positional, *args.keywords.values()]:
         if value not in skip:
-            evaluator.eval(value)
+            interp.eval(value)
 
 
-def _first_tensor(evaluator, args, keyword="input"):
+def _first_tensor(interp, args, keyword="input"):
     node = args.get(0, keyword)
-    fact = evaluator.eval(node) if node is not None else None
+    fact = interp.eval(node) if node is not None else None
     return node, fact
 
 
-def preserve(evaluator, args):
-    node, fact = _first_tensor(evaluator, args)
-    _eval_rest(evaluator, args, skip=(node,))
+def preserve(interp, args):
+    node, fact = _first_tensor(interp, args)
+    _eval_rest(interp, args, skip=(node,))
     if type(fact) in (DimFact, ScalarFact):
         return ScalarFact()  # np.sqrt(d_head) is a number
     return fact.with_shape(fact.shape) if type(fact) is TensorFact else None
@@ -40,19 +41,19 @@ def preserve(evaluator, args):
 def as_method(method: str):
     """`torch.transpose(x, 0, 1)` is `x.transpose(0, 1)`."""
 
-    def transfer(evaluator, args):
-        node, fact = _first_tensor(evaluator, args)
-        rest = type(args)(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
+    def transfer(interp, args):
+        node, fact = _first_tensor(interp, args)
+        rest = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
         if type(fact) is not TensorFact:
-            _eval_rest(evaluator, rest)
+            _eval_rest(interp, rest)
             return None
-        return tensor_methods.METHODS[method](evaluator, fact, rest)
+        return tensor_methods.METHODS[method](interp, fact, rest)
 
     return transfer
 
 
-def _swapaxes(evaluator, args):
-    node, fact = _first_tensor(evaluator, args, "a")
+def _swapaxes(interp, args):
+    node, fact = _first_tensor(interp, args, "a")
     a, b = args.get(1, "axis1"), args.get(2, "axis2")
     if type(fact) is not TensorFact or fact.shape is None or a is None or b is None:
         return None
@@ -62,8 +63,8 @@ def _swapaxes(evaluator, args):
     return fact.with_shape(shape_ops.transpose(fact.shape, i, j))
 
 
-def _numpy_transpose(evaluator, args):
-    node, fact = _first_tensor(evaluator, args, "a")
+def _numpy_transpose(interp, args):
+    node, fact = _first_tensor(interp, args, "a")
     if type(fact) is not TensorFact or fact.shape is None:
         return None
     axes_node = args.get(1, "axes")
@@ -76,44 +77,42 @@ def _numpy_transpose(evaluator, args):
     return fact.with_shape(None)
 
 
-def _reshape(evaluator, args):
-    node, fact = _first_tensor(evaluator, args, "a")
+def _reshape(interp, args):
+    node, fact = _first_tensor(interp, args, "a")
     shape_node = args.get(1, "shape") or args.keywords.get("newshape")
     if type(fact) is not TensorFact or shape_node is None:
-        _eval_rest(evaluator, args, skip=(node,))
+        _eval_rest(interp, args, skip=(node,))
         return None
-    return tensor_methods.METHODS["reshape"](evaluator, fact, type(args)([shape_node], {}, False))
+    return tensor_methods.METHODS["reshape"](interp, fact, CallArgs([shape_node], {}, False))
 
 
-def _expand_dims(evaluator, args):
-    node, fact = _first_tensor(evaluator, args, "a")
+def _expand_dims(interp, args):
+    node, fact = _first_tensor(interp, args, "a")
     index = int_value(args.get(1, "axis")) if args.get(1, "axis") is not None else None
     if type(fact) is not TensorFact or fact.shape is None or index is None:
         return None
     return fact.with_shape(shape_ops.unsqueeze(fact.shape, index))
 
 
-def _where(evaluator, args):
-    from .evaluator import elementwise
-
-    condition = evaluator.eval(args.get(0, "condition"))
-    left, right = evaluator.eval(args.get(1, "input")), evaluator.eval(args.get(2, "other"))
-    result = elementwise(left, right, evaluator.ctx.sizes)
+def _where(interp, args):
+    condition = interp.eval(args.get(0, "condition"))
+    left, right = interp.eval(args.get(1, "input")), interp.eval(args.get(2, "other"))
+    result = elementwise(left, right, interp.ctx.settings.sizes)
     if type(result) is TensorFact and type(condition) is TensorFact:
-        result = result.with_shape(shape_ops.broadcast(condition.shape, result.shape, evaluator.ctx.sizes))
+        result = result.with_shape(shape_ops.broadcast(condition.shape, result.shape, interp.ctx.settings.sizes))
     return result
 
 
-def _sequence_of_tensors(evaluator, node):
-    fact = evaluator.eval(node)
+def _sequence_of_tensors(interp, node):
+    fact = interp.eval(node)
     if type(fact) is SequenceFact and all(type(i) is TensorFact for i in fact.items):
         return list(fact.items)
     return None
 
 
 def _join(kind: str, dim_keywords=("dim", "axis")):
-    def transfer(evaluator, args):
-        tensors = _sequence_of_tensors(evaluator, args.get(0, "tensors"))
+    def transfer(interp, args):
+        tensors = _sequence_of_tensors(interp, args.get(0, "tensors"))
         dim_node = args.get(1)
         for keyword in dim_keywords:
             dim_node = args.keywords.get(keyword, dim_node)
@@ -121,7 +120,7 @@ def _join(kind: str, dim_keywords=("dim", "axis")):
         if not tensors or dim is None:
             return None
         shapes = [t.shape for t in tensors]
-        shape = (shape_ops.concatenate if kind == "cat" else shape_ops.stack)(shapes, dim, evaluator.ctx.sizes)
+        shape = (shape_ops.concatenate if kind == "cat" else shape_ops.stack)(shapes, dim, interp.ctx.settings.sizes)
         dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
         return TensorFact(shape, dtype, framework=tensors[0].framework)
 
@@ -131,13 +130,13 @@ def _join(kind: str, dim_keywords=("dim", "axis")):
 def _constructor(framework: str, *, like: bool = False, fill: bool = False, varargs: bool | None = None):
     """`torch.empty(a, b)`, `torch.zeros((a, b), dtype=...)`, `np.ones(shape)`, `torch.zeros_like(x)`."""
 
-    def transfer(evaluator, args):
+    def transfer(interp, args):
         dtype_node = args.keywords.get("dtype")
-        dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
+        dtype_fact = interp.eval(dtype_node) if dtype_node is not None else None
         dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else None
         default = _DEFAULT_CONSTRUCTOR_DTYPE[framework] if dtype_node is None else None  # dtype=cfg.dtype: unknown
         if like:
-            source = evaluator.eval(args.get(0, "input"))
+            source = interp.eval(args.get(0, "input"))
             if type(source) is not TensorFact:
                 return None
             return TensorFact(source.shape, dtype or source.dtype, framework=framework)
@@ -146,21 +145,21 @@ def _constructor(framework: str, *, like: bool = False, fill: bool = False, vara
         if "size" in args.keywords or "shape" in args.keywords:
             nodes = [args.keywords.get("size") or args.keywords.get("shape")]
         for value in args.positional[len(nodes):]:
-            evaluator.eval(value)
-        dims = tensor_methods._dim_args(evaluator, type(args)(list(nodes), {}, False))
+            interp.eval(value)
+        dims = dim_args(interp, CallArgs(list(nodes), {}, False))
         shape = None if dims is None or None in dims else tuple(dims)
         return TensorFact(shape, dtype or default, framework=framework)
 
     return transfer
 
 
-def _jax_random(evaluator, args):
+def _jax_random(interp, args):
     """`jax.random.normal(key, shape, dtype)`."""
-    evaluator.eval(args.get(0, "key"))
+    interp.eval(args.get(0, "key"))
     shape_node = args.get(1, "shape")
     dtype_node = args.get(2, "dtype")
-    dtype_fact = evaluator.eval(dtype_node) if dtype_node is not None else None
-    dims = tensor_methods._dim_args(evaluator, type(args)([shape_node], {}, False)) if shape_node is not None else None
+    dtype_fact = interp.eval(dtype_node) if dtype_node is not None else None
+    dims = dim_args(interp, CallArgs([shape_node], {}, False)) if shape_node is not None else None
     dtype = dtype_fact.dtype if type(dtype_fact) is DTypeFact else "float32"
     return TensorFact(None if dims is None or None in dims else tuple(dims), dtype, framework="jax")
 
@@ -168,37 +167,37 @@ def _jax_random(evaluator, args):
 def _einops(kind: str):
     operation = {"rearrange": rearrange_shape, "repeat": repeat_shape, "reduce": reduce_shape}[kind]
 
-    def transfer(evaluator, args):
-        node, fact = _first_tensor(evaluator, args, "tensor")
-        pattern = evaluator.eval(args.get(1, "pattern"))
+    def transfer(interp, args):
+        node, fact = _first_tensor(interp, args, "tensor")
+        pattern = interp.eval(args.get(1, "pattern"))
         lengths = {}
         unreadable = False
         for name, value in args.keywords.items():
             if name in ("pattern", "tensor", "reduction"):
                 continue
-            dim = evaluator.dim_of(value)
+            dim = interp.dim_of(value)
             if dim is not None:
                 lengths[name] = dim
             else:
                 unreadable = True  # a length we cannot read: a failure would be ours, not the code's
         if kind == "reduce" and len(args.positional) > 2:
-            evaluator.eval(args.positional[2])
+            interp.eval(args.positional[2])
         if type(fact) is not TensorFact or type(pattern) is not StringFact or fact.shape is None:
             return fact.with_shape(None) if type(fact) is TensorFact else None
         try:
             shape = operation(pattern.value, tuple(fact.shape), lengths)
         except ShapeError as error:
             if not unreadable and not args.starred:
-                evaluator.ctx.report(EinopsMisfit(pattern.value, error.message), args.get(1, "pattern"))
+                interp.ctx.report(EinopsMisfit(pattern.value, error.message), args.get(1, "pattern"))
             return fact.with_shape(None)
         return fact.with_shape(shape)
 
     return transfer
 
 
-def _size_of(evaluator, args):
-    fact = evaluator.eval(args.get(0, "a"))
-    return tensor_methods._size(evaluator, fact, type(args)(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
+def _size_of(interp, args):
+    fact = interp.eval(args.get(0, "a"))
+    return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
 
 
 _PRESERVING = [

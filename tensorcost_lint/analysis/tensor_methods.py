@@ -1,14 +1,17 @@
 """Shape transfer of tensor methods: `x.transpose(1, 2)`, `x.view(B, T, nh, -1)`, `x.split(n, 2)`...
 
-Each function takes (evaluator, receiver fact, CallArgs) and returns the result fact; arguments
+Each function takes (interp, receiver fact, CallArgs) and returns the result fact; arguments
 are always evaluated so nested call sites are recorded.
 """
 
 from __future__ import annotations
 
+import libcst as cst
+
 from . import shape_ops
+from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
-from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact
+from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
 
 _DTYPE_METHODS = {
     "float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
@@ -16,117 +19,76 @@ _DTYPE_METHODS = {
 }
 
 
-def _axes(args, start: int = 0) -> list[int] | None:
-    """Literal int axes, given either as varargs or as one tuple/list."""
-    import libcst as cst
-
-    nodes = args.positional[start:]
-    if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
-        nodes = [e.value for e in nodes[0].elements]
-    values = [int_value(n) for n in nodes]
-    return None if None in values else values
-
-
-def _eval_all(evaluator, args) -> None:
+def _eval_all(interp, args) -> None:
     for value in [*args.positional, *args.keywords.values()]:
-        evaluator.eval(value)
+        interp.eval(value)
 
 
-def _dim_args(evaluator, args, start: int = 0):
-    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown."""
-    import libcst as cst
-
-    nodes = args.positional[start:]
-    if len(nodes) == 1 and not isinstance(nodes[0], (cst.Integer, cst.UnaryOperation)):
-        single = nodes[0]
-        if isinstance(single, (cst.Tuple, cst.List)):
-            nodes = [e.value for e in single.elements]
-        else:
-            fact = evaluator.eval(single)
-            if type(fact) is SequenceFact and all(type(i) is DimFact for i in fact.items):
-                return [i.dim for i in fact.items]
-            if type(fact) is DimFact:
-                return [fact.dim]
-            return None
-    dims = []
-    for node in nodes:
-        if int_value(node) == -1:
-            dims.append(None)
-            continue
-        dim = evaluator.dim_of(node)
-        if dim is None:
-            return None
-        dims.append(dim)
-    return dims
-
-
-def _same(evaluator, receiver, args):
-    _eval_all(evaluator, args)
+def _same(interp, receiver, args):
+    _eval_all(interp, args)
     return receiver.with_shape(receiver.shape)
 
 
-def _transpose(evaluator, receiver, args):
+def _transpose(interp, receiver, args):
     if receiver.framework in ("numpy", "jax"):
-        return _numpy_transpose(evaluator, receiver, args)  # numpy/jax: a full permutation
-    axes = _axes(args)
-    _eval_all(evaluator, args)
+        return _numpy_transpose(interp, receiver, args)  # numpy/jax: a full permutation
+    axes = literal_axes(args)
+    _eval_all(interp, args)
     if receiver.shape is None or axes is None or len(axes) != 2:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.transpose(receiver.shape, *axes))
 
 
-def _t(evaluator, receiver, args):
+def _t(interp, receiver, args):
     if receiver.shape is None or len(receiver.shape) > 2:
         return receiver.with_shape(None)
     return receiver.with_shape(tuple(reversed(receiver.shape)))
 
 
-def _permute(evaluator, receiver, args):
-    axes = _axes(args)
-    _eval_all(evaluator, args)
+def _permute(interp, receiver, args):
+    axes = literal_axes(args)
+    _eval_all(interp, args)
     if receiver.shape is None or axes is None:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.permute(receiver.shape, axes))
 
 
-def _numpy_transpose(evaluator, receiver, args):
+def _numpy_transpose(interp, receiver, args):
     if not args.positional:
         return receiver.with_shape(None if receiver.shape is None else shape_ops.reverse(receiver.shape))
-    return _permute(evaluator, receiver, args)
+    return _permute(interp, receiver, args)
 
 
-def _view(evaluator, receiver, args):
+def _view(interp, receiver, args):
     if len(args.positional) == 1:
-        target = evaluator.eval(args.positional[0]) if not _is_literal_dims(args.positional[0]) else None
+        target = interp.eval(args.positional[0]) if not _is_literal_dims(args.positional[0]) else None
         if type(target) is DTypeFact:
             return receiver.with_dtype(target.dtype).with_shape(None)  # a bit-cast view
-    dims = _dim_args(evaluator, args)
+    dims = dim_args(interp, args)
     if dims is None:
         return receiver.with_shape(None)
-    return receiver.with_shape(shape_ops.reshape(receiver.shape, dims, evaluator.ctx.sizes))
+    return receiver.with_shape(shape_ops.reshape(receiver.shape, dims, interp.ctx.settings.sizes))
 
 
 def _is_literal_dims(node) -> bool:
-    import libcst as cst
-
     return isinstance(node, (cst.Tuple, cst.List, cst.Integer, cst.UnaryOperation))
 
 
-def _like(evaluator, receiver, args):
-    other = evaluator.eval(args.get(0))
+def _like(interp, receiver, args):
+    other = interp.eval(args.get(0))
     if type(other) is TensorFact:
         return receiver.with_shape(other.shape)
     return receiver.with_shape(None)
 
 
-def _unsqueeze(evaluator, receiver, args):
-    axes = _axes(args)
+def _unsqueeze(interp, receiver, args):
+    axes = literal_axes(args)
     if receiver.shape is None or not axes:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))
 
 
-def _squeeze(evaluator, receiver, args):
+def _squeeze(interp, receiver, args):
     if receiver.shape is None:
         return receiver
     if not args.positional and "dim" not in args.keywords:
@@ -135,45 +97,43 @@ def _squeeze(evaluator, receiver, args):
     return receiver.with_shape(None if index is None else shape_ops.squeeze(receiver.shape, index))
 
 
-def _expand(evaluator, receiver, args):
-    dims = _dim_args(evaluator, args)
+def _expand(interp, receiver, args):
+    dims = dim_args(interp, args)
     if dims is None:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.expand(receiver.shape, dims))
 
 
-def _broadcast_to(evaluator, receiver, args):
-    dims = _dim_args(evaluator, args)
+def _broadcast_to(interp, receiver, args):
+    dims = dim_args(interp, args)
     return receiver.with_shape(None if dims is None or None in dims else tuple(dims))
 
 
-def _repeat(evaluator, receiver, args):
-    dims = _dim_args(evaluator, args)
+def _repeat(interp, receiver, args):
+    dims = dim_args(interp, args)
     if dims is None or None in dims:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.repeat(receiver.shape, dims))
 
 
-def _split(evaluator, receiver, args):
+def _split(interp, receiver, args):
     size_node, dim_node = args.get(0, "split_size_or_sections") or args.get(0, "split_size"), args.get(1, "dim")
     dim = 0 if dim_node is None else int_value(dim_node)
     if receiver.shape is None or size_node is None or dim is None:
-        _eval_all(evaluator, args)
+        _eval_all(interp, args)
         return None
-    sections = _dim_args(evaluator, type(args)([size_node], {}, False))
+    sections = dim_args(interp, CallArgs([size_node], {}, False))
     if sections is None or None in sections:
         return None
-    import libcst as cst
-
     pieces = shape_ops.split_sizes(
         receiver.shape, list(sections) if isinstance(size_node, (cst.List, cst.Tuple)) else sections[0],
-        dim, evaluator.ctx.sizes)
+        dim, interp.ctx.settings.sizes)
     if pieces is None:
         return None
     return SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
 
 
-def _chunk(evaluator, receiver, args):
+def _chunk(interp, receiver, args):
     chunks, dim = int_value(args.get(0, "chunks")), args.get(1, "dim")
     dim = 0 if dim is None else int_value(dim)
     if receiver.shape is None or chunks is None or dim is None:
@@ -182,7 +142,7 @@ def _chunk(evaluator, receiver, args):
     return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
 
 
-def _size(evaluator, receiver, args):
+def size(interp, receiver, args):
     shape = receiver.shape
     if shape is None or shape_ops.has_group(shape):
         return None
@@ -194,9 +154,9 @@ def _size(evaluator, receiver, args):
     return None if position is None else DimFact(shape[position])
 
 
-def _to(evaluator, receiver, args):
+def _to(interp, receiver, args):
     for value in [*args.positional, *args.keywords.values()]:
-        fact = evaluator.eval(value)
+        fact = interp.eval(value)
         if type(fact) is DTypeFact:
             receiver = receiver.with_dtype(fact.dtype)
         elif type(fact) is TensorFact and value is args.get(0):
@@ -205,37 +165,33 @@ def _to(evaluator, receiver, args):
 
 
 def _dtype_method(name: str):
-    def convert(evaluator, receiver, args):
-        _eval_all(evaluator, args)
+    def convert(interp, receiver, args):
+        _eval_all(interp, args)
         return receiver.with_dtype(_DTYPE_METHODS[name]).with_shape(receiver.shape)
 
     return convert
 
 
-def _type(evaluator, receiver, args):
+def _type(interp, receiver, args):
     if not args.positional and "dtype" not in args.keywords:
         return None  # `x.type()` returns a string
-    return _to(evaluator, receiver, args)
+    return _to(interp, receiver, args)
 
 
-def _type_as(evaluator, receiver, args):
-    other = evaluator.eval(args.get(0))
+def _type_as(interp, receiver, args):
+    other = interp.eval(args.get(0))
     dtype = other.dtype if type(other) is TensorFact else None
     return receiver.with_dtype(dtype).with_shape(receiver.shape)
 
 
-def _elementwise_method(evaluator, receiver, args):
-    from .evaluator import elementwise
-
-    other = evaluator.eval(args.get(0)) if args.positional else None
+def _elementwise_method(interp, receiver, args):
+    other = interp.eval(args.get(0)) if args.positional else None
     for value in [*args.positional[1:], *args.keywords.values()]:
-        evaluator.eval(value)
-    return elementwise(receiver, other, evaluator.ctx.sizes) if other is not None else receiver.with_shape(receiver.shape)
+        interp.eval(value)
+    return elementwise(receiver, other, interp.ctx.settings.sizes) if other is not None else receiver.with_shape(receiver.shape)
 
 
-def _reduction(evaluator, receiver, args):
-    import libcst as cst
-
+def _reduction(interp, receiver, args):
     dim_node = args.get(0, "dim")
     if dim_node is None:
         dim_node = args.keywords.get("axis")
@@ -245,11 +201,11 @@ def _reduction(evaluator, receiver, args):
         return receiver.with_shape(None)
     if dim_node is None:
         return receiver.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
-    axes = _axes(type(args)([dim_node], {}, False))
+    axes = literal_axes(CallArgs([dim_node], {}, False))
     return receiver.with_shape(None if axes is None else shape_ops.reduce(receiver.shape, axes, keepdim))
 
 
-def _flatten(evaluator, receiver, args):
+def _flatten(interp, receiver, args):
     start, end = args.get(0, "start_dim"), args.get(1, "end_dim")
     start = 0 if start is None else int_value(start)
     end = -1 if end is None else int_value(end)
@@ -263,7 +219,7 @@ def _flatten(evaluator, receiver, args):
     return receiver.with_shape(tuple(shape[:first]) + (merged,) + tuple(shape[last + 1:]))
 
 
-def _dim_count(evaluator, receiver, args):
+def _dim_count(interp, receiver, args):
     return ScalarFact()
 
 
@@ -285,7 +241,7 @@ METHODS = {
     "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat,
     "split": _split, "chunk": _chunk,
-    "size": _size,
+    "size": size,
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,
     "dim": _dim_count, "numel": _dim_count, "item": _dim_count,

@@ -1,0 +1,70 @@
+"""A call's arguments as written, and the literal readings every transfer table shares (axes, sizes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .facts import DimFact, SequenceFact
+from .literals import int_value
+
+
+@dataclass
+class CallArgs:
+    positional: list
+    keywords: dict
+    starred: bool
+
+    def get(self, index: int, keyword: str | None = None):
+        if keyword is not None and keyword in self.keywords:
+            return self.keywords[keyword]
+        return self.positional[index] if index < len(self.positional) else None
+
+
+def call_args(node: cst.Call) -> CallArgs:
+    positional, keywords, starred = [], {}, False
+    for arg in node.args:
+        if arg.star:
+            starred = True
+            positional.append(arg.value)
+        elif arg.keyword is not None:
+            keywords[arg.keyword.value] = arg.value
+        else:
+            positional.append(arg.value)
+    return CallArgs(positional, keywords, starred)
+
+
+def literal_axes(args, start: int = 0) -> list[int] | None:
+    """Literal int axes, given either as varargs or as one tuple/list."""
+    nodes = args.positional[start:]
+    if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
+        nodes = [e.value for e in nodes[0].elements]
+    values = [int_value(n) for n in nodes]
+    return None if None in values else values
+
+
+def dim_args(interp, args, start: int = 0):
+    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown."""
+    nodes = args.positional[start:]
+    if len(nodes) == 1 and not isinstance(nodes[0], (cst.Integer, cst.UnaryOperation)):
+        single = nodes[0]
+        if isinstance(single, (cst.Tuple, cst.List)):
+            nodes = [e.value for e in single.elements]
+        else:
+            fact = interp.eval(single)
+            if type(fact) is SequenceFact and all(type(i) is DimFact for i in fact.items):
+                return [i.dim for i in fact.items]
+            if type(fact) is DimFact:
+                return [fact.dim]
+            return None
+    dims = []
+    for node in nodes:
+        if int_value(node) == -1:
+            dims.append(None)
+            continue
+        dim = interp.dim_of(node)
+        if dim is None:
+            return None
+        dims.append(dim)
+    return dims

@@ -1,0 +1,32 @@
+"""One file from disk: read it, skip it on the prefilter, serve or fill the result cache.
+
+Its own module so that the serial runner and the `--jobs` workers (parallel.py) share it without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from .engine import LintResult, lint_source, may_have_findings
+from .files import UnreadableFile, read_source
+from .findings import Finding
+
+READ_ERROR_CODE = "E902"
+
+
+def lint_file(path: str, config, *, cache=None) -> LintResult:
+    try:
+        text = read_source(path)
+    except UnreadableFile as error:
+        result = LintResult(path)
+        result.findings.append(Finding(path, 1, 1, READ_ERROR_CODE, "error", str(error)))
+        return result
+    if not may_have_findings(text):
+        return LintResult(path, skipped=True)  # cheaper than a cache lookup
+    if cache is not None:
+        cached = cache.get(text, path, config)
+        if cached is not None:
+            return cached
+    result = lint_source(text, path, config, prefilter=False)
+    if cache is not None:
+        cache.put(text, path, config, result)
+    return result

@@ -1,0 +1,116 @@
+"""Imports flow one way. No import cycle anywhere in estimator/, shape_annotations/ or
+tensorcost_lint/ — counting imports made inside functions, which hide cycles rather than break them —
+and inside the analysis every module imports only its own floor or the floors below:
+values/facts → transfer tables → sites → flow."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("estimator", "shape_annotations", "tensorcost_lint")
+FLOORS = {
+    "values": ("site_registry", "facts", "shape_ops", "literals", "problems", "imports", "call_site", "interpreter",
+               "context", "annotations", "units"),
+    "transfer tables": ("arguments", "tensor_methods", "tensor_functions", "indexing", "contracts"),
+    "sites": ("site_shapes", "call_sites", "calls"),
+    "flow": ("evaluator", "function_flow", "file_analysis"),
+}
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(name: str, path: Path, modules) -> set[str]:
+    """Every project module `name` imports, at any depth of its tree (function bodies included)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (package[: len(package) - node.level + 1] if node.level else [])
+            prefix = ".".join(base + ([node.module] if node.module else []))
+            targets = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _graph():
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycle(graph) -> list[str] | None:
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_including_function_level_imports():
+    graph = _graph()
+    assert len(graph) > 100
+    assert _cycle(graph) is None, " → ".join(_cycle(graph))
+
+
+def test_the_cycle_finder_sees_function_level_imports(tmp_path):
+    graph = {"a": {"b"}, "b": set()}
+    assert _cycle(graph) is None
+    graph["b"].add("a")  # what a `from .a import x` inside a function of b adds
+    assert _cycle(graph) == ["a", "b", "a"]
+
+
+def test_cost_model_packages_know_nothing_of_libcst_or_the_lint_layer():
+    for name, path in _modules().items():
+        if name.startswith(("estimator", "shape_annotations")):
+            text = path.read_text(encoding="utf-8")
+            assert "libcst" not in text and "tensorcost_lint" not in _imports(name, path, _modules()), name
+
+
+def test_analysis_modules_import_only_their_floor_or_below():
+    floor_of = {f"tensorcost_lint.analysis.{m}": index for index, modules in enumerate(FLOORS.values()) for m in modules}
+    analysis = {name for name in _modules() if name.startswith("tensorcost_lint.analysis.")}
+    assert analysis == set(floor_of), "give each analysis module a floor"
+    graph = _graph()
+    for name in analysis:
+        for target in graph[name]:
+            if target in floor_of:
+                assert floor_of[target] <= floor_of[name], f"{name} (floor {floor_of[name]}) imports {target} (floor {floor_of[target]})"
+            assert not target.startswith("tensorcost_lint.") or target.startswith("tensorcost_lint.analysis") \
+                or target == "tensorcost_lint.source_lines", f"{name} reaches up to {target}"
