@@ -239,9 +239,11 @@ FUNCTIONS = {
 }
 
 for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy")):
-    for _name in ("empty", "zeros", "ones", "randn", "rand"):
+    # random constructors live in torch itself, in numpy.random and jax.random (below)
+    _random = ("randn", "rand") if _framework == "torch" else ()
+    for _name in ("empty", "zeros", "ones", *_random):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework)
-    for _name in ("empty_like", "zeros_like", "ones_like", "randn_like", "rand_like", "full_like"):
+    for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
     FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)

@@ -1,0 +1,199 @@
+"""The transfer tables, one row per op: an expression evaluated by the interpreter on known facts, and
+the shape (and dtype) it must give. A meta-test fails when an op of `tensor_methods.METHODS` or
+`tensor_functions.FUNCTIONS` has no row, so no op lands untested.
+
+Operands: x is torch [b, s, d] float32, m a torch bool [s, s] mask, n a numpy [s, d] float64,
+j a jax [b, s, d] float32. A row's expected shape is written as dims (`"b d s"`), `"?"` for a
+tensor of unknown shape, a tuple of shapes for a sequence result, or a DimFact as `int:NAME`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+import pytest
+
+from shape_annotations import Sym, render_dim
+from tensorcost_lint.analysis import tensor_functions, tensor_methods
+from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
+from tensorcost_lint.analysis.evaluator import Evaluator
+from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
+from tensorcost_lint.analysis.imports import import_table_from_ast
+
+HEADER = ("import torch\nimport torch.nn.functional as F\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n"
+          "from jax import lax\nimport einops\n")
+B, S, D = Sym("b"), Sym("s"), Sym("d")
+ENV = {
+    "x": TensorFact((B, S, D), "float32", framework="torch"),
+    "m": TensorFact((S, S), "bool", framework="torch"),
+    "n": TensorFact((S, D), "float64", framework="numpy"),
+    "j": TensorFact((B, S, D), "float32", framework="jax"),
+}
+SIZES = {"b": 2, "s": 8, "d": 4}
+
+
+def infer(expression: str):
+    source = HEADER + expression + "\n"
+    module = cst.parse_module(source)
+    settings = FileSettings("t.py", import_table_from_ast(ast.parse(source)), SIZES, "float32", False, ())
+    unit = UnitContext(settings, Recorder(), module)
+    return Evaluator(unit, dict(ENV)).eval(module.body[-1].body[0].value)
+
+
+def shown(fact):
+    if type(fact) is SequenceFact:
+        return tuple(shown(item) for item in fact.items)
+    if type(fact) is DimFact:
+        return f"int:{render_dim(fact.dim)}"
+    if type(fact) is ScalarFact:
+        return "scalar"
+    assert type(fact) is TensorFact, fact
+    return "?" if fact.shape is None else " ".join(render_dim(d) for d in fact.shape)
+
+
+# Methods that keep the receiver's shape and dtype (elementwise maths, in-place updates, copies).
+SAME_METHODS = (
+    "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax", "masked_fill",
+    "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "pow", "clamp",
+    "clamp_", "square", "log", "sin", "cos", "float_power", "mul_", "add_", "div_", "sub_", "scale", "zero_",
+    "fill_", "normal_", "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "reciprocal",
+    "silu", "gelu", "nan_to_num",
+)
+DTYPE_METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
+                 "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
+BROADCASTING_METHODS = ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")
+METHOD_ROWS = {
+    **{name: (f"x.{name}()", "b s d") for name in SAME_METHODS},
+    **{name: (f"x.{name}()", "b s d", dtype) for name, dtype in DTYPE_METHODS.items()},
+    **{name: (f"x.{name}(x[0])", "b s d") for name in BROADCASTING_METHODS},
+    "sum": ("x.sum(-1)", "b s"), "mean": ("x.mean(dim=1, keepdim=True)", "b 1 d"), "amax": ("x.amax(-1)", "b s"),
+    "amin": ("x.amin((0, 2))", "s"), "prod": ("x.prod()", ""), "std": ("x.std(-1, keepdim=True)", "b s 1"),
+    "var": ("x.var(1)", "b d"), "logsumexp": ("x.logsumexp(-1)", "b s"), "norm": ("x.norm(dim=-1)", "b s"),
+    "any": ("x.any(0)", "s d"), "all": ("x.all()", ""),
+    "transpose": ("x.transpose(1, 2)", "b d s"), "swapaxes": ("x.swapaxes(0, -1)", "d s b"),
+    "swapdims": ("x.swapdims(0, 1)", "s b d"), "t": ("x[0].t()", "d s"), "permute": ("x.permute(2, 0, 1)", "d b s"),
+    "view": ("x.view(b, s, 2, -1)", "b s 2 d//2"), "reshape": ("x.reshape(-1, d)", "b*s d"),
+    "view_as": ("x[0].view_as(n)", "s d"), "reshape_as": ("x.reshape_as(m)", "s s"), "expand_as": ("m[0].expand_as(x)", "b s d"),
+    "unsqueeze": ("x.unsqueeze(1)", "b 1 s d"), "squeeze": ("x.unsqueeze(0).squeeze(0)", "b s d"),
+    "expand": ("x[0].expand(b, -1, -1)", "b s d"), "broadcast_to": ("x[0].broadcast_to(b, s, d)", "b s d"),
+    "repeat": ("x.repeat(1, 2, 1)", "b 2*s d"),
+    "split": ("x.split(2, dim=-1)", ("b s 2", "b s 2")), "chunk": ("x.chunk(2, -1)", ("b s d//2", "b s d//2")),
+    "size": ("x.size(-1)", "int:d"), "to": ("x.to(torch.float16)", "b s d", "float16"),
+    "type": ("x.type(torch.float64)", "b s d", "float64"), "astype": ("n.astype(np.float32)", "s d", "float32"),
+    "type_as": ("x.type_as(n)", "b s d", "float64"), "flatten": ("x.flatten(1)", "b s*d"),
+    "dim": ("x.dim()", "scalar"), "numel": ("x.numel()", "scalar"), "item": ("x.item()", "scalar"),
+}
+
+# Functions that keep their input's shape: activations, normalisations, elementwise maths.
+PRESERVING_FUNCTIONS = (
+    "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+    "torch.nn.functional.gelu", "torch.nn.functional.relu", "torch.nn.functional.silu", "torch.nn.functional.dropout",
+    "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm", "torch.nn.functional.normalize",
+    "torch.nn.functional.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.leaky_relu",
+    "torch.nn.functional.mish", "torch.nn.functional.elu", "torch.tanh", "torch.sigmoid", "torch.exp", "torch.relu",
+    "torch.tril", "torch.triu", "torch.abs", "torch.sqrt", "torch.rsqrt", "torch.square", "torch.clamp",
+    "torch.masked_fill", "torch.dropout", "torch.nan_to_num", "torch.sign", "torch.log",
+    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
+    "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.relu", "jax.nn.silu", "jax.nn.sigmoid",
+    "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.tril", "jax.numpy.triu",
+    "jax.numpy.abs", "jax.numpy.log", "jax.numpy.square", "jax.lax.rsqrt",
+)
+_ALIAS = {"torch.nn.functional.": "F.", "numpy.": "np.", "jax.numpy.": "jnp.", "jax.lax.": "lax."}
+
+
+def _written(name: str) -> str:
+    for prefix, alias in _ALIAS.items():
+        if name.startswith(prefix):
+            return alias + name[len(prefix):]
+    return name
+
+
+def _operand(name: str) -> str:
+    return "n" if name.startswith("numpy") else "j" if name.startswith("jax") else "x"
+
+
+FUNCTION_ROWS = {
+    **{name: (f"{_written(name)}({_operand(name)})", "s d" if name.startswith("numpy") else "b s d")
+       for name in PRESERVING_FUNCTIONS},
+    "torch.transpose": ("torch.transpose(x, 1, 2)", "b d s"), "torch.swapaxes": ("torch.swapaxes(x, 0, 1)", "s b d"),
+    "torch.swapdims": ("torch.swapdims(x, 1, 2)", "b d s"), "torch.permute": ("torch.permute(x, (1, 2, 0))", "s d b"),
+    "torch.t": ("torch.t(n)", "d s"), "torch.reshape": ("torch.reshape(x, (b, -1))", "b s*d"),
+    "torch.unsqueeze": ("torch.unsqueeze(x, -1)", "b s d 1"), "torch.squeeze": ("torch.squeeze(x[:, :1], 1)", "b d"),
+    "torch.flatten": ("torch.flatten(x)", "b*s*d"), "torch.split": ("torch.split(x, 4, 1)", ("b 4 d", "b 4 d")),
+    "torch.chunk": ("torch.chunk(x, 2, 1)", ("b s//2 d", "b s//2 d")),
+    "torch.broadcast_to": ("torch.broadcast_to(x[0], (b, s, d))", "b s d"),
+    "torch.sum": ("torch.sum(x, 0)", "s d"), "torch.mean": ("torch.mean(x, -1, keepdim=True)", "b s 1"),
+    "torch.amax": ("torch.amax(x, (1, 2))", "b"), "torch.logsumexp": ("torch.logsumexp(x, 1)", "b d"),
+    "torch.where": ("torch.where(x > 0, x, 0.0)", "b s d"), "numpy.where": ("np.where(n > 0, n, n[0])", "s d"),
+    "jax.numpy.where": ("jnp.where(j > 0, j, 0)", "b s d"),
+    "torch.cat": ("torch.cat([x, x], dim=-1)", "b s d+d"), "torch.concat": ("torch.concat((x, x), 1)", "b s+s d"),
+    "torch.concatenate": ("torch.concatenate([x, x])", "b+b s d"),
+    "numpy.concatenate": ("np.concatenate([n, n], axis=1)", "s d+d"),
+    "jax.numpy.concatenate": ("jnp.concatenate([j, j], 0)", "b+b s d"),
+    "torch.stack": ("torch.stack([x, x], 1)", "b 2 s d"), "numpy.stack": ("np.stack([n, n, n])", "3 s d"),
+    "jax.numpy.stack": ("jnp.stack([j, j], axis=-1)", "b s d 2"),
+    "numpy.swapaxes": ("np.swapaxes(n, 0, 1)", "d s"), "jax.numpy.swapaxes": ("jnp.swapaxes(j, 0, 2)", "d s b"),
+    "numpy.transpose": ("np.transpose(n)", "d s"), "jax.numpy.transpose": ("jnp.transpose(j, (0, 2, 1))", "b d s"),
+    "numpy.reshape": ("np.reshape(n, (-1,))", "s*d"), "jax.numpy.reshape": ("jnp.reshape(j, (b, s, 2, 2))", "b s 2 2"),
+    "numpy.expand_dims": ("np.expand_dims(n, 0)", "1 s d"), "jax.numpy.expand_dims": ("jnp.expand_dims(j, -1)", "b s d 1"),
+    "numpy.shape": ("np.shape(n)", ("int:s", "int:d")), "jax.numpy.shape": ("jnp.shape(j)[0]", "int:b"),
+    "einops.rearrange": ('einops.rearrange(x, "b s d -> b d s")', "b d s"),
+    "einops.repeat": ('einops.repeat(x, "b s d -> b s d r", r=3)', "b s d 3"),
+    "einops.reduce": ('einops.reduce(x, "b s d -> b d", "mean")', "b d"),
+    "jax.random.normal": ("jax.random.normal(key, (b, s))", "b s", "float32"),
+    "jax.random.uniform": ("jax.random.uniform(key, (s,), jnp.bfloat16)", "s", "bfloat16"),
+    "numpy.random.randn": ("np.random.randn(s, d)", "s d", "float64"),
+    "numpy.random.rand": ("np.random.rand(b, 3)", "b 3", "float64"),
+    "torch.randn": ("torch.randn(b, s)", "b s", "float32"), "torch.rand": ("torch.rand((s, d))", "s d", "float32"),
+    "torch.randn_like": ("torch.randn_like(n)", "s d", "float64"),
+    "torch.rand_like": ("torch.rand_like(x, dtype=torch.float16)", "b s d", "float16"),
+}
+for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
+        ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
+        ("jax.numpy", "jnp", "float32", "j", "b s d")):
+    sizes = "b, s" if _prefix == "torch" else "(b, s)"
+    FUNCTION_ROWS.update({
+        f"{_prefix}.empty": (f"{_written_prefix}.empty({sizes})", "b s", _default),
+        f"{_prefix}.zeros": (f"{_written_prefix}.zeros({sizes}, dtype={_written_prefix}.float16)", "b s", "float16"),
+        f"{_prefix}.ones": (f"{_written_prefix}.ones(({sizes.strip('()')}))", "b s", _default),
+        f"{_prefix}.full": (f"{_written_prefix}.full((s, d), 0.5)", "s d", _default),
+        f"{_prefix}.empty_like": (f"{_written_prefix}.empty_like({_operand_name})", _operand_shape, None),
+        f"{_prefix}.zeros_like": (f"{_written_prefix}.zeros_like({_operand_name})", _operand_shape, None),
+        f"{_prefix}.ones_like": (f"{_written_prefix}.ones_like({_operand_name}, dtype={_written_prefix}.int32)",
+                                 _operand_shape, "int32"),
+        f"{_prefix}.full_like": (f"{_written_prefix}.full_like({_operand_name}, 2.0)", _operand_shape, None),
+    })
+
+
+def test_every_method_has_a_row():
+    assert sorted(METHOD_ROWS) == sorted(tensor_methods.METHODS)
+
+
+def test_every_function_has_a_row():
+    assert sorted(FUNCTION_ROWS) == sorted(tensor_functions.FUNCTIONS)
+
+
+def _check(row):
+    expression, expected, *dtype = row
+    fact = infer(expression)
+    assert shown(fact) == expected, (expression, fact)
+    if dtype and dtype[0] is not None:
+        assert fact.dtype == dtype[0], (expression, fact.dtype)
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_ROWS))
+def test_method_transfer(name):
+    _check(METHOD_ROWS[name])
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_ROWS))
+def test_function_transfer(name):
+    _check(FUNCTION_ROWS[name])
+
+
+def test_unknown_stays_unknown():
+    """Never a guess: a non-literal axis, an out-of-range axis or two -1s give an unknown shape."""
+    for expression in ("x.transpose(k, 1)", "x.permute(0, 1)", "x.view(-1, -1)", "x.flatten(2, 0)", "x.chunk(c, 1)"):
+        fact = infer(expression)
+        assert fact is None or (type(fact) is TensorFact and fact.shape is None), (expression, fact)
