@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from estimator import EstimatorError
-from estimator.planner import build_network, fix_argument, optimal_order, order_cost, tree_path
+from estimator.planner import EXACT_LIMIT, best_order, build_network, fix_argument, is_exact, order_cost, tree_path
 from shape_annotations import ShapeError, evaluate_dim
 
 from ..findings import Fix
@@ -56,7 +56,7 @@ class CostlyContractionOrder(Rule):
             yield from self._check_chain(result, context)
         if not cost.resolved or cost.execution is None or cost.network is None:
             return
-        best = optimal_order(cost.network)
+        best = best_order(cost.network)
         executed = cost.execution.flops
         if best.flops <= 0 or executed <= best.flops:
             return
@@ -77,7 +77,7 @@ class CostlyContractionOrder(Rule):
                       "frameworks.torch_einsum: opt-einsum if opt_einsum is installed")
         yield self.at_site(context, result, (
             f"costly contraction order: {cost.execution.description} costs {format_flops(executed)} vs "
-            f"{format_flops(best.flops)} for the best order {[tuple(s) for s in best.path]} "
+            f"{format_flops(best.flops)} for {_best_name(best)} {[tuple(s) for s in best.path]} "
             f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); {remedy}"), fix=fix)
 
     def _check_chain(self, result, context):
@@ -88,7 +88,7 @@ class CostlyContractionOrder(Rule):
             return
         try:
             written = order_cost(network, tree_path(tree, len(leaves)))
-            best = optimal_order(network)
+            best = best_order(network)
         except EstimatorError:
             return
         if best.flops <= 0 or written.flops <= best.flops:
@@ -99,8 +99,16 @@ class CostlyContractionOrder(Rule):
             return
         yield self.at_site(context, result, (
             f"costly contraction order: `{result.site.expression}` runs as written, "
-            f"`{_render(tree, texts)}`, costing {format_flops(written.flops)} vs {format_flops(best.flops)} "
+            f"`{_render(tree, texts)}`, costing {format_flops(written.flops)} vs {format_flops(best.flops)}"
+            f"{'' if is_exact(best) else ' for the best order found by heuristic search'} "
             f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{_render(_path_tree(best.path, len(leaves)), texts)}`"))
+
+
+def _best_name(order) -> str:
+    """Above the exact search's operand limit the order is a heuristic's: the best found, not proven optimal."""
+    if is_exact(order):
+        return "the best order"
+    return f"the best order found (heuristic search; the exact search runs up to {EXACT_LIMIT} operands)"
 
 
 _LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
