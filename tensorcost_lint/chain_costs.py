@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator import INDEX_LETTERS, EstimatorError
-from estimator.planner import build_network, optimal_order, order_cost, tree_path
+from estimator.planner import best_order, build_network, is_exact, order_cost, tree_path
 from shape_annotations import ShapeError, evaluate_dim
 
 
@@ -16,6 +16,7 @@ class ChainOrder:
     written_flops: int  # the tree Python evaluates
     best_flops: int
     best_tree: object  # the best order as a tree of leaf positions, each pair in chain order
+    best_exact: bool = True  # False past the exact search's limit: the best a heuristic found
 
 
 def chain_order(chain, sizes) -> ChainOrder | None:
@@ -26,10 +27,10 @@ def chain_order(chain, sizes) -> ChainOrder | None:
         return None
     try:
         written = order_cost(network, tree_path(chain.tree, count))
-        best = optimal_order(network)
+        best = best_order(network)
     except EstimatorError:
         return None
-    return ChainOrder(written.flops, best.flops, _path_tree(best.path, count))
+    return ChainOrder(written.flops, best.flops, _path_tree(best.path, count), is_exact(best))
 
 
 

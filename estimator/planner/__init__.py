@@ -29,6 +29,6 @@ from .orders import (
     tree_path,
 )
 from .report import plan_report
-from .strategies import STRATEGIES, best_order, greedy_order, search
+from .strategies import HEURISTICS, STRATEGIES, best_order, greedy_order, is_exact, search
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -17,7 +17,7 @@ from .exact_search import EXACT_LIMIT, EXHAUSTIVE_LIMIT, enumerate_orders
 from .frameworks import framework_execution
 from .network import Network, build_network
 from .orders import ContractionOrder, path_clusters
-from .strategies import best_order, search
+from .strategies import HEURISTICS, best_order, is_exact, search
 
 # (report key, framework, keyword arguments): the calls a user is most likely to have written.
 FRAMEWORK_MODELS = (
@@ -74,12 +74,13 @@ def _candidates(network: Network, best: ContractionOrder) -> tuple[list[Contract
             orders.append(search(network, name))
         except CountOverflow:
             refused += 1
-    if best.strategy.startswith("optimal"):
+    if is_exact(best):
         description = f"exact optimum by dynamic programming over the {2**n} operand subsets, plus named alternatives"
         method = "dynamic-programming"
     else:
-        description = f"greedy: the exact search runs up to {EXACT_LIMIT} operands; {n} given"
-        method = "greedy"
+        description = (f"heuristic: the exact search runs up to {EXACT_LIMIT} operands; {n} given: the cheapest of "
+                       f"{', '.join(HEURISTICS)} (not proven optimal)")
+        method = "heuristic"
     return orders, refused, {"method": method, "description": description}
 
 
@@ -96,6 +97,7 @@ def plan_report(
     itemsize = normalize_dtype(dtype).bytes
     best = best_order(network, minimize, memory_limit)
     listed, refused, search_info = _candidates(network, best)
+    search_info["exact"] = is_exact(best)
     best_tree = path_clusters(best.path, network.operand_count)
 
     unique: dict[frozenset, ContractionOrder] = {}

@@ -95,7 +95,11 @@ def render_text(report: dict, itemsize: int) -> str:
     ]
     goal = "smallest largest intermediate" if report["minimize"] == "size" else "fewest FLOPs"
     limit = f", every intermediate <= {report['memory_limit']} elements" if report["memory_limit"] else ""
-    lines.append(f"best: order {report['optimal']} ({goal}{limit})")
+    if report["search"]["exact"]:
+        lines.append(f"best: order {report['optimal']} ({goal}{limit})")
+    else:
+        lines.append(f"best found: order {report['optimal']} ({goal}{limit} among the orders searched; "
+                     "not proven optimal)")
     refused = report["search"]["orders_refused_for_overflow"]
     if refused:
         lines.append(f"{refused} orders not listed: their counts exceed 2**63-1")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from estimator.units import format_bytes
 
 from .kernel_libraries import threads_recorded
+from .time_forecast import Forecast, MachineRates, forecast, over_limits
 from .timing import Timing, time_calls
 from .workloads import Workload, operand_bytes
 
@@ -43,6 +44,7 @@ class MeasureSettings:
     seconds_per_site: float = 2.0
     memory_cap_bytes: int | None = None
     memory_cap_text: str = ""
+    max_site_seconds: float | None = None  # predicted wall time of a site (all its runs) above which it is skipped
 
 
 @dataclass(frozen=True)
@@ -134,13 +136,51 @@ def _cold_operands(workload: Workload, backend, settings: MeasureSettings, footp
     return copies, None
 
 
-def measure_workloads(workloads, backend, settings: MeasureSettings, progress) -> list[Measurement]:
-    results = []
+@dataclass(frozen=True)
+class PlannedSite:
+    workload: Workload
+    forecast: Forecast | None  # None when the site cannot run at all (unresolved, unsupported)
+    skip_reason: str | None = None  # set when it does not run; with a forecast: over a limit
+
+    @property
+    def runs(self) -> bool:
+        return self.skip_reason is None
+
+    @property
+    def over_limit(self) -> bool:
+        return self.forecast is not None and self.skip_reason is not None
+
+
+def plan_sites(workloads, backend, settings: MeasureSettings, rates: MachineRates) -> list[PlannedSite]:
+    """Each workload with its predicted time and footprint, or why it is not run — decided before
+    anything runs, so an hour-long site is listed and skipped instead of discovered."""
+    planned = []
     for workload in workloads:
-        progress.step(f"{workload.location} {workload.operation}")
-        results.append(measure_one(workload, backend, settings))
+        reason = workload.skip_reason or backend.unsupported(workload)
+        if reason:
+            planned.append(PlannedSite(workload, None, reason))
+            continue
+        predicted = forecast(workload, rates, settings)
+        reason = over_limits(workload, predicted, settings)
+        planned.append(PlannedSite(workload, predicted, reason))
+    return planned
+
+
+def measure_workloads(planned: list[PlannedSite], backend, settings: MeasureSettings, progress,
+                      finished: list | None = None) -> list[Measurement]:
+    """Measurements in workload order. Skipped sites are final at once; each run site is appended
+    to `finished` as it completes, so a Ctrl-C (KeyboardInterrupt, which propagates) leaves the
+    caller the rows done so far."""
+    finished = [] if finished is None else finished
+    for site in planned:
+        if not site.runs:
+            finished.append(Measurement(site.workload, SKIPPED, site.skip_reason))
+    for site in planned:
+        if site.runs:
+            progress.step(f"{site.workload.location} {site.workload.operation}")
+            finished.append(measure_one(site.workload, backend, settings))
     progress.close()
-    return results
+    return sorted(finished, key=lambda m: m.workload.id)
 
 
 def evidence_warnings(workloads, backend) -> list[str]:

@@ -113,20 +113,25 @@ def step_output_shapes(workload: Workload) -> list[tuple]:
     return outputs
 
 
-def contraction_flops(workload: Workload, fma_flops: int = 2) -> int:
-    """FLOPs of the steps this workload will run, in the cost model's convention (per index
-    point: one multiply per extra operand, plus the add when an index is summed and FMAs count 2)."""
+def step_flops(workload: Workload, fma_flops: int = 2) -> list[int]:
+    """FLOPs of each step of one execution, in the cost model's convention (per index point: one
+    multiply per extra operand, plus the add when an index is summed and FMAs count 2)."""
     live = [tuple(s) for s in workload.operand_shapes]
-    total = 0
+    counts = []
     for step, output_shape in zip(workload.steps, step_output_shapes(workload)):
         inputs, output = step.subscripts.split("->")
         terms = inputs.split(",")
         sizes = label_sizes(terms, [live[p] for p in step.operands]) or {}
         summed = bool(set("".join(terms)) - set(output))
         per_point = max(1, len(terms) - 1) + (1 if summed and fma_flops == 2 else 0)
-        total += per_point * _product(sizes.values())
+        counts.append(per_point * _product(sizes.values()))
         live = [s for i, s in enumerate(live) if i not in step.operands] + [output_shape]
-    return total * workload.executions
+    return counts
+
+
+def contraction_flops(workload: Workload, fma_flops: int = 2) -> int:
+    """FLOPs of the steps this workload will run, every execution."""
+    return sum(step_flops(workload, fma_flops)) * workload.executions
 
 
 def checked(workload: Workload, fma_flops: int = 2) -> Workload:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from estimator.planner import fix_argument, optimal_order
+from estimator.planner import EXACT_LIMIT, best_order, fix_argument, is_exact
 
 from ..findings import Fix
 from .base import Example, Rule
@@ -62,7 +62,7 @@ class CostlyContractionOrder(Rule):
             yield from self._check_chain(result, context)
         if not cost.resolved or cost.execution is None or cost.network is None:
             return
-        best = optimal_order(cost.network)
+        best = best_order(cost.network)
         executed = cost.execution.flops
         if best.flops <= 0 or executed <= best.flops:
             return
@@ -83,7 +83,7 @@ class CostlyContractionOrder(Rule):
                       "frameworks.torch_einsum: opt-einsum if opt_einsum is installed")
         yield self.at_site(context, result, (
             f"costly contraction order: {cost.execution.description} costs {format_flops(executed)} vs "
-            f"{format_flops(best.flops)} for the best order {[tuple(s) for s in best.path]} "
+            f"{format_flops(best.flops)} for {_best_name(best)} {[tuple(s) for s in best.path]} "
             f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); {remedy}"), fix=fix)
 
     def _check_chain(self, result, context):
@@ -98,8 +98,15 @@ class CostlyContractionOrder(Rule):
         yield self.at_site(context, result, (
             f"costly contraction order: `{result.site.expression}` runs as written, "
             f"`{_render(chain.tree, chain.texts)}`, costing {format_flops(order.written_flops)} vs "
-            f"{format_flops(order.best_flops)} (×{_ratio_text(ratio)} ≥ contraction_regret {regret}); "
-            f"write `{_render(order.best_tree, chain.texts)}`"))
+            f"{format_flops(order.best_flops)}{'' if order.best_exact else ' for the best order found by heuristic search'} "
+            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{_render(order.best_tree, chain.texts)}`"))
+
+
+def _best_name(order) -> str:
+    """Above the exact search's operand limit the order is a heuristic's: the best found, not proven optimal."""
+    if is_exact(order):
+        return "the best order"
+    return f"the best order found (heuristic search; the exact search runs up to {EXACT_LIMIT} operands)"
 
 
 def _render(tree, texts, top: bool = True) -> str:

@@ -81,16 +81,16 @@ def test_refusals_propagate():
         plan_report("ab,cd->abcd", [(2**20, 2**20), (2**20, 2**20)])
 
 
-def test_beyond_the_exact_limit_greedy_runs_and_says_so():
+def test_beyond_the_exact_limit_heuristics_run_and_say_so():
     from estimator.planner import EXACT_LIMIT, SearchLimit, build_network, optimal_order
 
     n = EXACT_LIMIT + 2
     subscripts = ",".join(f"{chr(97 + i)}{chr(98 + i)}" for i in range(n)) + f"->a{chr(97 + n)}"
     shapes = [(3 + i % 4, 3 + (i + 1) % 4) for i in range(n)]
     report = plan_report(subscripts, shapes)
-    assert report["search"]["method"] == "greedy"
+    assert report["search"]["method"] == "heuristic" and report["search"]["exact"] is False
     assert "exact search runs up to" in report["search"]["description"]
-    assert "greedy" in report["orders"][report["optimal"]]["chosen_by"]
+    assert report["orders"][report["optimal"]]["flops"] == min(order["flops"] for order in report["orders"])
     with pytest.raises(SearchLimit):
         optimal_order(build_network(subscripts, shapes))
 
