@@ -30,6 +30,11 @@ else:  # pragma: no cover - exercised on 3.10 only
 CONFIG_FILENAMES = ("tensorcost.yaml", "pyproject.toml")
 TORCH_EINSUM_MODELS = ("left-to-right", "opt-einsum")
 BROADCAST_POLICIES = ("shared-weights", "strict")
+# A regret above a trillion never fires on a real einsum; a latency budget below a picosecond or
+# above a year is a typo, not a budget (and either extreme makes exact arithmetic or messages huge).
+MAX_CONTRACTION_REGRET = Decimal(10**12)
+MIN_LATENCY_SECONDS = Decimal("1e-12")
+MAX_LATENCY_SECONDS = Decimal(365 * 24 * 3600)
 
 
 @dataclass(frozen=True)
@@ -115,12 +120,13 @@ def _budgets(reader: MappingReader) -> Budgets:
                 raise budgets_reader.error(key, str(error)) from None
     if budgets_reader.has("contraction_regret"):
         values["contraction_regret"] = budgets_reader.check_number(
-            "contraction_regret", budgets_reader.raw("contraction_regret"))
+            "contraction_regret", budgets_reader.raw("contraction_regret"), maximum=MAX_CONTRACTION_REGRET)
         if values["contraction_regret"] < 1:
             raise budgets_reader.error("contraction_regret", "must be at least 1 (a ratio to the optimum)")
     if budgets_reader.has("latency_seconds"):
         raw = budgets_reader.raw("latency_seconds")
-        values["latency_seconds"] = None if raw is None else budgets_reader.check_number("latency_seconds", raw)
+        values["latency_seconds"] = None if raw is None else budgets_reader.check_number(
+            "latency_seconds", raw, minimum=MIN_LATENCY_SECONDS, maximum=MAX_LATENCY_SECONDS)
     budgets_reader.finish()
     return Budgets(**values)
 
