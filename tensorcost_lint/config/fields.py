@@ -43,12 +43,23 @@ class MappingReader:
         self._seen: set[str] = set()
 
     def error(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(self.source, key_path(self.prefix, key), reason)
+        return ConfigError(self.source, key_path(self.prefix, self.spelling(key)), reason)
+
+    def spelling(self, key: str) -> str:
+        """The key as the file spells it: `extend_select` or, as ruff and flake8 users write it,
+        `extend-select`. Both at once is ambiguous, so it is refused."""
+        kebab = key.replace("_", "-")
+        if kebab != key and kebab in self.value:
+            if key in self.value:
+                raise self.error(kebab, f"given twice, as {key} and {kebab}")
+            return kebab
+        return key
 
     def has(self, key: str) -> bool:
-        return key in self.value
+        return self.spelling(key) in self.value
 
     def raw(self, key: str, default=None, *, required: bool = False):
+        key = self.spelling(key)
         self._seen.add(key)
         if key not in self.value:
             if required:
@@ -139,7 +150,7 @@ class MappingReader:
         value = self.raw(key, None, required=required)
         if value is None and not required:
             return None
-        return MappingReader(value, self.source, key_path(self.prefix, key))
+        return MappingReader(value, self.source, key_path(self.prefix, self.spelling(key)))
 
     def sequence(self, key: str, *, required: bool = False) -> list:
         value = self.raw(key, [] if not required else None, required=required)
@@ -152,14 +163,15 @@ class MappingReader:
     def records(self, key: str, *, required: bool = False) -> list["MappingReader"]:
         items = self.sequence(key, required=required)
         return [
-            MappingReader(item, self.source, f"{key_path(self.prefix, key)}[{index}]")
+            MappingReader(item, self.source, f"{key_path(self.prefix, self.spelling(key))}[{index}]")
             for index, item in enumerate(items)
         ]
 
     def allow_only(self, keys) -> None:
         """Refuse unknown keys up front, so a typo is named before any missing-key complaint."""
+        known = set(keys) | {key.replace("_", "-") for key in keys}
         for key in self.value:
-            if key not in keys:
+            if key not in known:
                 raise self.error(key, "unknown key")
 
     def finish(self) -> None:

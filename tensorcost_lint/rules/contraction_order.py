@@ -97,10 +97,15 @@ class CostlyContractionOrder(Rule):
         regret = context.config.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
+        site = result.site
+        best_text = _render(_path_tree(best.path, len(leaves)), texts)
+        # One line only: rewriting a chain that spans lines would drop the comments between them.
+        fix = (Fix(f"write {best_text}", site.line, site.column, site.end_line, site.end_column, best_text)
+               if site.line == site.end_line else None)
         yield self.at_site(context, result, (
             f"costly contraction order: `{result.site.expression}` runs as written, "
             f"`{_render(tree, texts)}`, costing {format_flops(written.flops)} vs {format_flops(best.flops)} "
-            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{_render(_path_tree(best.path, len(leaves)), texts)}`"))
+            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{best_text}`"), fix=fix)
 
 
 _LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
