@@ -16,6 +16,7 @@ import pathspec
 from .bounded_read import read_capped
 
 MAX_IGNORE_FILE_BYTES = 1 << 20
+MAX_IGNORE_PATTERNS = 10_000  # each path is matched against every pattern: a hostile file stays cheap
 
 
 def _spec(path: str):
@@ -23,7 +24,8 @@ def _spec(path: str):
         raw = read_capped(path, MAX_IGNORE_FILE_BYTES)
     except OSError:
         return None  # absent, a FIFO, too large: no rules rather than a hang
-    lines = raw.decode("utf-8", "replace").splitlines()
+    lines = [line for line in raw.decode("utf-8", "replace").splitlines()
+             if line.strip() and not line.startswith("#")][:MAX_IGNORE_PATTERNS]
     return pathspec.GitIgnoreSpec.from_lines(lines) if any(line.strip() for line in lines) else None
 
 

@@ -162,3 +162,13 @@ def test_show_source_prints_the_line_and_a_caret_under_the_column(repo):
     assert lines[1] == "\treturn q @ k.transpose(-2, -1)"
     assert lines[2] == "\t       ^"
     assert lines[3].startswith("Found 1 finding in 1 file")
+
+
+def test_a_gitignore_that_is_a_fifo_or_huge_cannot_hang_the_walk(repo):
+    import os
+
+    os.mkfifo(repo / ".gitignore")
+    assert "checked 1 file;" in check(repo, ".").stdout
+    os.unlink(repo / ".gitignore")
+    (repo / ".gitignore").write_text("".join(f"pattern{i}/\n" for i in range(50_000)) + "model/\n")
+    assert "checked 1 file;" in check(repo, ".").stdout  # patterns past the cap are not read
