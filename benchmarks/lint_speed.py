@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _FLAKE8_WITHOUT_TENSORCOST = """
 import importlib.metadata as metadata
 _all = metadata.distributions
-metadata.distributions = lambda **kw: [d for d in _all(**kw) if (d.metadata["Name"] or "").lower() != "tensorcost"]
+metadata.distributions = lambda **kw: [d for d in _all(**kw) if (d.metadata["Name"] or "").lower().replace("_", "-") != "tensorcost-lint"]
 from flake8.main.cli import main
 main()
 """

@@ -17,7 +17,8 @@ from .analysis.file_analysis import analyse_source
 from .analysis.site_registry import call_names_pattern
 from .analysis.units import SHAPE_TEXT
 from .findings import Finding
-from .rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe, enabled_codes
+from .rule_selection import enabled_codes
+from .rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe
 from .site_costs import cost_site, unresolved
 from .source_lines import source_lines
 
@@ -105,7 +106,7 @@ def _syntax_error(path: str, text: str, error) -> Finding:
 def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True, tree=None) -> LintResult:
     """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8)."""
     result = LintResult(path)
-    codes = enabled_codes(config.select, config.extend_select, config.ignore)
+    codes = enabled_codes(config.select, config.extend_select, config.ignore_for(path))
     if prefilter and not may_have_findings(text):
         result.skipped = True
         return result

@@ -20,6 +20,11 @@ def lint_file(path: str, config, *, cache=None) -> LintResult:
         result = LintResult(path)
         result.findings.append(Finding(path, 1, 1, READ_ERROR_CODE, "error", str(error)))
         return result
+    return lint_text(text, path, config, cache=cache)
+
+
+def lint_text(text: str, path: str, config, *, cache=None) -> LintResult:
+    """Lint text already read (a file, or stdin under `--stdin-filename`)."""
     if not may_have_findings(text):
         return LintResult(path, skipped=True)  # cheaper than a cache lookup
     if cache is not None:

@@ -7,6 +7,7 @@ import io
 import os
 import tokenize
 from .bounded_read import NotARegularFile, TooLarge, read_capped
+from .gitignore import GitignoreRules
 
 # Never walked into: VCS data, caches, virtual environments and build output.
 SKIPPED_DIRECTORIES = frozenset({
@@ -33,10 +34,12 @@ def _excluded(path: str, patterns) -> bool:
 
 def discover(paths, exclude_for) -> tuple[list[str], list[str]]:
     """(python files to check, paths that do not exist). `exclude_for(path)` gives the exclude globs
-    of the config governing a path. Explicitly named files are always checked."""
+    of the config governing a path; `.gitignore` rules apply too. Explicitly named files are
+    always checked."""
     files: list[str] = []
     missing: list[str] = []
     seen: set = set()
+    gitignore = GitignoreRules()
     for given in paths:
         if os.path.isfile(given):
             key = os.path.realpath(given)
@@ -54,12 +57,13 @@ def discover(paths, exclude_for) -> tuple[list[str], list[str]]:
                 if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
                 and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
                 and not _excluded(os.path.join(root, d), patterns)
+                and not gitignore.ignored(os.path.join(root, d), True)
             )
             for name in sorted(names):
                 if not name.endswith(PYTHON_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
-                if _excluded(path, patterns) or not os.path.isfile(path):
+                if _excluded(path, patterns) or not os.path.isfile(path) or gitignore.ignored(path, False):
                     continue  # FIFOs, devices and dangling links are no source files
                 key = os.path.realpath(path)
                 if key not in seen:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .file_lint import READ_ERROR_CODE, lint_file
+from .file_lint import READ_ERROR_CODE, lint_file, lint_text
 from .files import discover
 
-__all__ = ["READ_ERROR_CODE", "Report", "lint_file", "lint_paths"]
+__all__ = ["READ_ERROR_CODE", "Report", "lint_file", "lint_paths", "lint_text"]
 
 
 @dataclass

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from tensorcost_lint.rules.docs import rule_table
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README_PATH = Path(__file__).resolve().parent.parent / "README.md"
+README = README_PATH.read_text()
 
 
 def test_readme_opens_with_the_two_setup_commands():
@@ -35,3 +36,18 @@ def test_published_rule_pages_match_the_rules():
     for rule in ALL_RULES:
         assert (pages / f"{rule.code}.md").read_text() == rule_page(rule.code), (
             f"docs/rules/{rule.code}.md is stale: run python -m tensorcost_lint.rules.docs")
+
+
+def test_sample_output_is_what_the_tool_prints():
+    """README's sample lines, character for character, against `tensorcost check examples/`."""
+    from tests.cli.inprocess import tensorcost_in
+
+    block = README.split("<!-- sample-output", 1)[1].split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    assert block[0] == "$ tensorcost check examples/"
+    result = tensorcost_in(README_PATH.parent, "check", "--no-cache", "examples/")
+    printed = result.stdout.splitlines()
+    assert result.returncode == 1
+    findings, tail = block[1:block.index("…")], block[block.index("…") + 1:]
+    for line in findings:
+        assert line in printed, f"README sample line not printed by the tool:\n{line}"
+    assert printed[-len(tail):] == tail

@@ -5,8 +5,12 @@
 - Columns handed to flake8 are 0-based; flake8 adds one when it prints.
 - The engine runs with `noqa=False`: flake8's own `# noqa` handling (and `--disable-noqa`) decides.
 - Selection: the engine enables what the project's tensorcost config enables, plus the default-off
-  ledger codes, which flake8 hides through `extend_default_ignore` until `--select`/`--extend-select`
-  names them. flake8's select/ignore then decides what is shown, as for any plugin.
+  ledger codes that flake8's `--select`/`--extend-select` name exactly (`TCL501`; never a prefix
+  such as `TCL`, which flake8 would let through its default ignore). flake8's select/ignore then
+  decides what is shown, as for any plugin. A `TCL…` selector that matches no code is a usage
+  error (one line, exit 2), as in ruff: a typo must not switch the checks off silently.
+- A relative `tensorcost-config` from flake8's config file resolves against that file's directory
+  (flake8 leaves a bare name relative to the working directory).
 - A broken tensorcost.yaml (or a bad `--tensorcost-*` value) never crashes flake8: each checked
   file gets one TCL900 finding at 1:1 naming the file, key and reason, and no other TCL finding.
 - Under `--jobs` each worker process builds its own config resolver; no state crosses files
@@ -15,11 +19,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import replace
 
 from .. import __version__
 from ..config.errors import ConfigError
+from ..config.flake8_settings import find_flake8_file, resolve_against
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..rule_selection import RULE_PREFIX, unknown_selector_reason
 from ..engine import SYNTAX_ERROR_CODE, lint_source
 from ..rules import ALL_RULES
 from .config_problems import resolve_config
@@ -41,13 +49,44 @@ def _flatten(values) -> list[str]:
 
 
 def requested_default_off_codes(options) -> tuple[str, ...]:
-    """Default-off codes the flake8 run selects by name (`--select TCL501`, `extend-select = TCL5`).
-    flake8 hides them otherwise (extend_default_ignore), so computing them for every site — the
-    ledger needs every site's position and text — would be work nobody sees."""
-    selectors = [str(s).strip().upper() for s in [*_flatten(getattr(options, "select", None) or []),
-                                                   *_flatten(getattr(options, "extend_select", None) or [])]]
-    return tuple(code for code in DEFAULT_OFF_CODES
-                 if any(s and code.startswith(s) for s in selectors))  # explicit --select TCL beats a default ignore
+    """Default-off codes the flake8 run names exactly (`--select TCL501`, `extend-select = TCL501`).
+    A prefix (`--select TCL`) never turns the ledger on: flake8 would show it (an explicit select
+    beats its default ignore) and fail CI on clean code with one info line per call site."""
+    selectors = {str(s).strip().upper() for s in [*_flatten(getattr(options, "select", None) or []),
+                                                   *_flatten(getattr(options, "extend_select", None) or [])]}
+    return tuple(code for code in DEFAULT_OFF_CODES if code in selectors)
+
+
+SELECTOR_OPTIONS = ("select", "extend_select", "ignore", "extend_ignore")
+
+
+def unknown_tensorcost_selector(options) -> str | None:
+    """The one-line complaint about the first `TCL…` selector in flake8's options that matches no
+    code. Other plugins' codes (E, W, F, B, TC, …) are flake8's business."""
+    for name in SELECTOR_OPTIONS:
+        for selector in _flatten(getattr(options, name, None)):
+            text = selector.strip().upper()
+            if text.startswith(RULE_PREFIX):
+                reason = unknown_selector_reason(text)
+                if reason is not None:
+                    return f"flake8: tensorcost: --{name.replace('_', '-')}: {reason}"
+    return None
+
+
+def flake8_config_file(options) -> str | None:
+    if getattr(options, "isolated", False):
+        return None
+    return getattr(options, "config", None) or find_flake8_file(os.getcwd())
+
+
+def tensorcost_config_path(options) -> str | None:
+    """`--tensorcost-config`, with a bare relative name from flake8's config file resolved against
+    that file's directory; one given on the command line stays relative to the working directory."""
+    value = options.tensorcost_config or None
+    if value is None or os.path.isabs(value) or any(a.startswith("--tensorcost-config") for a in sys.argv[1:]):
+        return value
+    config_file = flake8_config_file(options)  # flake8 made a value holding a `/` absolute already
+    return value if config_file is None else resolve_against(value, os.path.dirname(os.path.abspath(config_file)))
 
 
 def with_default_off_codes(config, requested=DEFAULT_OFF_CODES):
@@ -93,12 +132,16 @@ class TensorCostChecker:
     def parse_options(cls, options) -> None:
         cls._resolver = None
         cls._option_error = None
+        complaint = unknown_tensorcost_selector(options)
+        if complaint is not None:  # flake8 answers its own bad options the same way: exit 2
+            print(complaint, file=sys.stderr)
+            raise SystemExit(2)
         try:
             dims = tuple(parse_dim_override(text, "--tensorcost-dim") for text in _flatten(options.tensorcost_dim))
         except ConfigError as error:
             cls._option_error, dims = error, ()
         cls._overrides = Overrides(
-            config_file=options.tensorcost_config or None,
+            config_file=tensorcost_config_path(options),
             dims=dims,
             hardware=options.tensorcost_hardware or None,
         )

@@ -1,13 +1,24 @@
-"""`tensorcost check [PATHS...]`: lint files; exit 0 clean, 1 findings, 2 usage/config error."""
+"""`tensorcost check [PATHS...]`: lint files; exit 0 clean, 1 findings, 2 usage/config error.
+
+`tensorcost check -` lints one file read from stdin (`--stdin-filename` names it: config
+discovery and per-file ignores use that name). `--fix` applies the fixes rules carry, `--diff`
+prints them as a unified diff and changes nothing (exit 1 when there is one).
+"""
 
 from __future__ import annotations
 
+import os
+
 from ..config.errors import ConfigError
+from ..config.flake8_settings import read_flake8_settings
+from ..config.per_file_ignores import parse_cli_entries
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..rule_selection import check_selectors
 from ..runner import lint_paths
 from .output import write_output
 
 FORMATS = ("text", "json", "sarif", "github")
+STDIN = "-"
 
 
 def add_common_arguments(parser) -> None:
@@ -22,11 +33,11 @@ def add_common_arguments(parser) -> None:
 def _codes(text: str | None, flag: str):
     if text is None:
         return None
-    codes = tuple(c.strip().upper() for c in text.split(",") if c.strip())
+    codes = [c.strip() for c in text.split(",") if c.strip()]
     for code in codes:
         if not code.isalnum():
             raise ConfigError(flag, code, "expected rule codes or prefixes like TCL4,TCL501")
-    return codes
+    return check_selectors(flag, "", codes)
 
 
 def add_arguments(parser) -> None:
@@ -34,10 +45,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (replaces defaults)")
     parser.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to enable on top of the selection")
     parser.add_argument("--ignore", metavar="CODES", help="codes or prefixes to disable")
+    parser.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to disable, on top of `ignore`")
+    parser.add_argument("--per-file-ignores", action="append", default=[], metavar="GLOB:CODES",
+                        help="disable codes for files matching GLOB (relative to the working directory; repeatable)")
+    parser.add_argument("--extend-exclude", metavar="GLOBS", help="comma-separated globs not to walk into, on top of `exclude`")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("--statistics", action="store_true", help="count findings per code and call sites resolved")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print the findings only, no summary or hint")
+    parser.add_argument("--show-source", action="store_true", help="print each finding's source line and a caret")
+    parser.add_argument("--stdin-filename", metavar="PATH", help="with `-`: the name of the file read from stdin")
+    parser.add_argument("--fix", action="store_true", help="apply the fixes rules carry, then report what is left")
+    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="check files in N processes")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument("--cache-dir", metavar="DIR",
@@ -45,20 +65,34 @@ def add_arguments(parser) -> None:
 
 
 def overrides_from(args) -> Overrides:
-    dims = tuple(parse_dim_override(text) for text in args.dim)
+    """CLI flags over the `tensorcost-*` settings of flake8's config file (read as flake8 reads
+    them, so both front ends see one configuration), over the discovered tensorcost config."""
+    settings = read_flake8_settings(os.getcwd())
+    dims = ()
+    config_file, hardware = args.config, args.hardware
+    if settings is not None:
+        dims = tuple(parse_dim_override(text, f"{settings.path}: [flake8] tensorcost-dim") for text in settings.dims)
+        config_file = config_file or settings.config
+        hardware = hardware or settings.hardware
+    dims += tuple(parse_dim_override(text) for text in args.dim)
+    ignore = _codes(getattr(args, "ignore", None), "--ignore")
+    extend_ignore = _codes(getattr(args, "extend_ignore", None), "--extend-ignore")
+    if extend_ignore:
+        ignore = (ignore or ()) + extend_ignore
+    extend_exclude = tuple(g.strip() for g in (getattr(args, "extend_exclude", None) or "").split(",") if g.strip())
     return Overrides(
-        config_file=args.config,
+        config_file=config_file,
         dims=dims,
-        hardware=args.hardware,
+        hardware=hardware,
         select=_codes(getattr(args, "select", None), "--select"),
         extend_select=_codes(getattr(args, "extend_select", None), "--extend-select") or (),
-        ignore=_codes(getattr(args, "ignore", None), "--ignore"),
+        ignore=ignore,
+        per_file_ignores=parse_cli_entries(getattr(args, "per_file_ignores", None) or [], os.getcwd()),
+        extend_exclude=extend_exclude,
     )
 
 
 def check_paths(paths):
-    import os
-
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise ConfigError(missing[0], "", "no such file or directory")
@@ -67,33 +101,64 @@ def check_paths(paths):
         raise ConfigError(special[0], "", "not a regular file or directory")
 
 
-def run(args) -> int:
-    paths = args.paths or ["."]
-    check_paths(paths)
+def _check_usage(args, paths) -> None:
     if args.jobs < 1:
         raise ConfigError("--jobs", str(args.jobs), "must be at least 1")
-    resolver = ConfigResolver(overrides_from(args))
-    cache = None
-    if not args.no_cache:
-        from ..cache import ResultCache
+    if STDIN in paths and len(paths) > 1:
+        raise ConfigError(STDIN, "", "stdin (`-`) cannot be checked together with other paths")
+    if args.stdin_filename is not None and paths != [STDIN]:
+        raise ConfigError("--stdin-filename", args.stdin_filename, "only applies when the path is `-` (stdin)")
+    if args.fix and paths == [STDIN] and not args.diff:
+        raise ConfigError("--fix", STDIN, "cannot write a fix back to stdin; use --diff to see it")
 
-        cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
-    report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
+
+def _render(report, args, resolver, sources) -> str:
     if args.format == "json":
         from ..formats.json_report import render_json
 
-        text = render_json(report, resolver)
-    elif args.format == "sarif":
+        return render_json(report, resolver)
+    if args.format == "sarif":
         from ..formats.sarif import render_sarif
 
-        text = render_sarif(report, resolver)
-    elif args.format == "github":
+        return render_sarif(report, resolver)
+    if args.format == "github":
         from ..formats.github import render_github
 
-        text = render_github(report)
-    else:
-        from ..formats.text import render_text
+        return render_github(report)
+    from ..formats.text import render_text
 
-        text = render_text(report, statistics=args.statistics, resolver=resolver)
-    write_output(text, args.output)
+    source_of = sources.lines if args.show_source else None
+    return render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
+
+
+def run(args) -> int:
+    from .check_inputs import FixRun, SourceLines, lint_stdin
+
+    paths = args.paths or ["."]
+    _check_usage(args, paths)
+    if paths != [STDIN]:
+        check_paths(paths)
+    resolver = ConfigResolver(overrides_from(args))
+    sources = SourceLines()
+    if paths == [STDIN]:
+        report, text = lint_stdin(args.stdin_filename, resolver)
+        sources.remember(report.results[0].path, text)
+        if args.diff:
+            return FixRun(resolver, sources).diff_stdin(report, text)
+    elif args.fix or args.diff:  # the cache keeps no fixes: lint fresh
+        fixing = FixRun(resolver, sources)
+        report = lint_paths(paths, resolver, cache=None, jobs=args.jobs)
+        if args.diff:
+            return fixing.diff(report)
+        report = fixing.fix(report)
+        if args.format == "text" and not args.quiet:
+            print(fixing.summary())
+    else:
+        cache = None
+        if not args.no_cache:
+            from ..cache import ResultCache
+
+            cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
+        report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
+    write_output(_render(report, args, resolver, sources), args.output)
     return 0 if args.exit_zero or not report.findings else 1

@@ -11,7 +11,7 @@ import sys
 from ..config.errors import ConfigError
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 
-INSTALL_HINT = "pip install 'tensorcost[lsp]'"
+INSTALL_HINT = "pip install 'pygls>=2,<3' lsprotocol (tensorcost-lint's `lsp` extra)"
 
 
 def add_arguments(parser) -> None:

@@ -13,6 +13,18 @@ from decimal import Decimal, InvalidOperation
 from .errors import ConfigError
 
 
+# Every number a user's file gives is within 1e-30 .. 1e30 in magnitude and 34 significant digits
+# (Decimal's default precision): room for FLOP rates (1e15), byte rates and picosecond budgets,
+# and no value whose exact arithmetic or printed form is unbounded.
+NUMBER_EXPONENT_LIMIT = 30
+NUMBER_DIGIT_LIMIT = 34
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
 def key_path(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
@@ -31,12 +43,23 @@ class MappingReader:
         self._seen: set[str] = set()
 
     def error(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(self.source, key_path(self.prefix, key), reason)
+        return ConfigError(self.source, key_path(self.prefix, self.spelling(key)), reason)
+
+    def spelling(self, key: str) -> str:
+        """The key as the file spells it: `extend_select` or, as ruff and flake8 users write it,
+        `extend-select`. Both at once is ambiguous, so it is refused."""
+        kebab = key.replace("_", "-")
+        if kebab != key and kebab in self.value:
+            if key in self.value:
+                raise self.error(kebab, f"given twice, as {key} and {kebab}")
+            return kebab
+        return key
 
     def has(self, key: str) -> bool:
-        return key in self.value
+        return self.spelling(key) in self.value
 
     def raw(self, key: str, default=None, *, required: bool = False):
+        key = self.spelling(key)
         self._seen.add(key)
         if key not in self.value:
             if required:
@@ -88,9 +111,11 @@ class MappingReader:
             return None
         return self.check_number(key, value, positive)
 
-    def check_number(self, key: str, value: object, positive: bool = True) -> Decimal:
+    def check_number(self, key: str, value: object, positive: bool = True, *,
+                     minimum: Decimal | None = None, maximum: Decimal | None = None) -> Decimal:
         """Exact Decimal from an int, a YAML float, or text like `989.4e12` (which YAML 1.1 keeps
-        as a string because its exponent has no sign)."""
+        as a string because its exponent has no sign). Bounded: `1e100000000` as a Fraction builds
+        a 10**100000000 integer (a hang), and `1e-100000` prints as 100 KB in every message."""
         if isinstance(value, bool):
             raise self.error(key, f"expected a number, got {value!r}")
         if isinstance(value, float):
@@ -110,13 +135,22 @@ class MappingReader:
             raise self.error(key, f"expected a number, got {value!r}")
         if positive and number <= 0:
             raise self.error(key, f"must be positive, got {value}")
+        if number and not -NUMBER_EXPONENT_LIMIT <= number.adjusted() <= NUMBER_EXPONENT_LIMIT:
+            raise self.error(key, f"out of range: {_short(value)} is not within 1e-{NUMBER_EXPONENT_LIMIT} .. "
+                                  f"1e{NUMBER_EXPONENT_LIMIT} in magnitude")
+        if len(number.as_tuple().digits) > NUMBER_DIGIT_LIMIT:
+            raise self.error(key, f"too precise: {_short(value)} has more than {NUMBER_DIGIT_LIMIT} significant digits")
+        if minimum is not None and number < minimum:
+            raise self.error(key, f"out of range: {_short(value)} is below the minimum {minimum}")
+        if maximum is not None and number > maximum:
+            raise self.error(key, f"out of range: {_short(value)} is above the maximum {maximum}")
         return number
 
     def mapping(self, key: str, *, required: bool = False) -> "MappingReader | None":
         value = self.raw(key, None, required=required)
         if value is None and not required:
             return None
-        return MappingReader(value, self.source, key_path(self.prefix, key))
+        return MappingReader(value, self.source, key_path(self.prefix, self.spelling(key)))
 
     def sequence(self, key: str, *, required: bool = False) -> list:
         value = self.raw(key, [] if not required else None, required=required)
@@ -129,14 +163,15 @@ class MappingReader:
     def records(self, key: str, *, required: bool = False) -> list["MappingReader"]:
         items = self.sequence(key, required=required)
         return [
-            MappingReader(item, self.source, f"{key_path(self.prefix, key)}[{index}]")
+            MappingReader(item, self.source, f"{key_path(self.prefix, self.spelling(key))}[{index}]")
             for index, item in enumerate(items)
         ]
 
     def allow_only(self, keys) -> None:
         """Refuse unknown keys up front, so a typo is named before any missing-key complaint."""
+        known = set(keys) | {key.replace("_", "-") for key in keys}
         for key in self.value:
-            if key not in keys:
+            if key not in known:
                 raise self.error(key, "unknown key")
 
     def finish(self) -> None:

@@ -17,9 +17,11 @@ from pathlib import Path
 from estimator import LIVENESS_POLICIES, EstimatorError, ExecutionPolicy, HardwareEvidence, normalize_dtype
 
 from ..hardware.evidence_files import load_evidence_file, resolve_device
+from ..rule_selection import check_selectors
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
-from .fields import MappingReader
+from .fields import MappingReader, key_path
+from .per_file_ignores import codes_ignored_for
 from .safe_yaml import load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
@@ -30,6 +32,11 @@ else:  # pragma: no cover - exercised on 3.10 only
 CONFIG_FILENAMES = ("tensorcost.yaml", "pyproject.toml")
 TORCH_EINSUM_MODELS = ("left-to-right", "opt-einsum")
 BROADCAST_POLICIES = ("shared-weights", "strict")
+# A regret above a trillion never fires on a real einsum; a latency budget below a picosecond or
+# above a year is a typo, not a budget (and either extreme makes exact arithmetic or messages huge).
+MAX_CONTRACTION_REGRET = Decimal(10**12)
+MIN_LATENCY_SECONDS = Decimal("1e-12")
+MAX_LATENCY_SECONDS = Decimal(365 * 24 * 3600)
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,9 @@ class ProjectConfig:
     torch_einsum: str = "left-to-right"
     select: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()  # `ignore` and `extend_ignore` together
+    per_file_ignores: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (base directory, glob, codes)
+    exclude: tuple[str, ...] = ()  # `exclude` and `extend_exclude` together
     source: str = "(defaults)"  # the file this came from, for messages
     root: str | None = None  # directory of the config file: relative paths resolve from here
     devices: dict = field(default_factory=dict, compare=False)  # id -> HardwareEvidence (user files)
@@ -64,6 +72,10 @@ class ProjectConfig:
     @property
     def hardware(self) -> HardwareEvidence:
         return resolve_device(self.hardware_id, self.devices, self.source, "hardware")
+
+    def ignore_for(self, path: str) -> tuple[str, ...]:
+        """`ignore` plus the per-file ignores whose glob matches `path`."""
+        return self.ignore + codes_ignored_for(path, self.per_file_ignores)
 
     @cached_property
     def fingerprint_text(self) -> str:
@@ -74,19 +86,46 @@ class ProjectConfig:
         parts = [repr(sorted(self.dims.items())), repr(sorted(self.cli_dims.items()))]
         parts += [repr(getattr(self, name)) for name in (
             "sequence_dims", "default_dtype", "broadcast_policy", "budgets", "hardware_id", "traffic_boundary",
-            "execution", "torch_einsum", "select", "extend_select", "ignore")]
+            "execution", "torch_einsum", "select", "extend_select", "ignore", "per_file_ignores")]
         parts += [repr(self.hardware)]
         return "\n".join(parts)
 
 
-def _codes(reader: MappingReader, key: str) -> tuple[str, ...]:
-    values = reader.sequence(key)
-    codes = []
+def _code_list(reader: MappingReader, key: str, values: list) -> tuple[str, ...]:
     for index, value in enumerate(values):
         if not isinstance(value, str) or not value.strip() or not value.strip().isalnum():
             raise reader.error(f"{key}[{index}]", f"expected a rule code or prefix like TCL4, got {value!r}")
-        codes.append(value.strip().upper())
-    return tuple(codes)
+    return check_selectors(reader.source, key_path(reader.prefix, reader.spelling(key)), values)
+
+
+def _codes(reader: MappingReader, key: str) -> tuple[str, ...]:
+    return _code_list(reader, key, reader.sequence(key))
+
+
+def _per_file_ignores(reader: MappingReader, root: Path | None) -> tuple:
+    table = reader.mapping("per_file_ignores")
+    if table is None:
+        return ()
+    base = str(root) if root is not None else os.getcwd()
+    entries = []
+    for pattern in list(table.value):
+        if not pattern.strip():
+            raise table.error(pattern, "expected a glob pattern")
+        codes = table.value[pattern]  # a glob is no key name: never read in its kebab spelling
+        if isinstance(codes, str):  # `"tests/*" = "TCL401,TCL402"` as flake8 users write it
+            codes = [c for c in codes.split(",") if c.strip()]
+        if not isinstance(codes, list):
+            raise table.error(pattern, f"expected a list of rule codes, got {type(codes).__name__}")
+        entries.append((base, pattern, _code_list(table, pattern, codes)))
+    return tuple(entries)
+
+
+def _globs(reader: MappingReader, key: str) -> tuple[str, ...]:
+    patterns = reader.sequence(key)
+    for index, pattern in enumerate(patterns):
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise reader.error(f"{key}[{index}]", f"expected a glob pattern, got {pattern!r}")
+    return tuple(patterns)
 
 
 def _dims(reader: MappingReader) -> dict[str, int]:
@@ -115,12 +154,13 @@ def _budgets(reader: MappingReader) -> Budgets:
                 raise budgets_reader.error(key, str(error)) from None
     if budgets_reader.has("contraction_regret"):
         values["contraction_regret"] = budgets_reader.check_number(
-            "contraction_regret", budgets_reader.raw("contraction_regret"))
+            "contraction_regret", budgets_reader.raw("contraction_regret"), maximum=MAX_CONTRACTION_REGRET)
         if values["contraction_regret"] < 1:
             raise budgets_reader.error("contraction_regret", "must be at least 1 (a ratio to the optimum)")
     if budgets_reader.has("latency_seconds"):
         raw = budgets_reader.raw("latency_seconds")
-        values["latency_seconds"] = None if raw is None else budgets_reader.check_number("latency_seconds", raw)
+        values["latency_seconds"] = None if raw is None else budgets_reader.check_number(
+            "latency_seconds", raw, minimum=MIN_LATENCY_SECONDS, maximum=MAX_LATENCY_SECONDS)
     budgets_reader.finish()
     return Budgets(**values)
 
@@ -176,10 +216,7 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
     if frameworks is not None:
         torch_einsum = frameworks.choice("torch_einsum", TORCH_EINSUM_MODELS, "left-to-right")
         frameworks.finish()
-    exclude = reader.sequence("exclude")
-    for index, pattern in enumerate(exclude):
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise reader.error(f"exclude[{index}]", f"expected a glob pattern, got {pattern!r}")
+    exclude = _globs(reader, "exclude") + _globs(reader, "extend_exclude")
     config = ProjectConfig(
         dims=dims,
         sequence_dims=tuple(sequence_dims) if sequence_dims is not None else ProjectConfig.sequence_dims,
@@ -193,8 +230,9 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         torch_einsum=torch_einsum,
         select=_codes(reader, "select"),
         extend_select=_codes(reader, "extend_select"),
-        ignore=_codes(reader, "ignore"),
-        exclude=tuple(exclude),
+        ignore=_codes(reader, "ignore") + _codes(reader, "extend_ignore"),
+        per_file_ignores=_per_file_ignores(reader, root),
+        exclude=exclude,
         source=source,
         root=str(root) if root is not None else None,
         devices=devices,
@@ -260,6 +298,8 @@ class Overrides:
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] | None = None
+    per_file_ignores: tuple = ()  # (base directory, glob, codes), after the file's own
+    extend_exclude: tuple[str, ...] = ()
 
     def apply(self, config: ProjectConfig) -> ProjectConfig:
         changes: dict = {}
@@ -274,6 +314,10 @@ class Overrides:
             changes["extend_select"] = config.extend_select + self.extend_select
         if self.ignore is not None:
             changes["ignore"] = config.ignore + self.ignore
+        if self.per_file_ignores:
+            changes["per_file_ignores"] = config.per_file_ignores + self.per_file_ignores
+        if self.extend_exclude:
+            changes["exclude"] = config.exclude + self.extend_exclude
         return replace(config, **changes) if changes else config
 
 

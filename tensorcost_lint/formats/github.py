@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .text import render_text
+from .text import summary_line
 
 # GitHub has three annotation levels; our `info` (the TCL501 ledger) is a notice.
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -53,7 +53,7 @@ def annotation(finding) -> str:
 
 def _summary(report) -> str:
     """The text format's closing line, word for word (one wording in every log)."""
-    return render_text(report).splitlines()[-1]
+    return summary_line(report)
 
 
 def render_github(report) -> str:

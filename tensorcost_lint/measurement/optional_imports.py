@@ -12,11 +12,13 @@ from ..config.errors import ConfigError
 
 # library -> what to install for it
 INSTALL_HINTS = {
-    "numpy": "pip install 'tensorcost[measure]'",
-    "opt_einsum": "pip install 'tensorcost[measure]'",
+    # The packages themselves, not `pip install 'tensorcost-lint[measure]'`: no release is on the
+    # package index yet, so an extra by name would not resolve there.
+    "numpy": "pip install numpy opt_einsum (tensorcost-lint's `measure` extra)",
+    "opt_einsum": "pip install numpy opt_einsum (tensorcost-lint's `measure` extra)",
     "torch": "pip install torch (see pytorch.org for a CUDA build)",
     "jax": "pip install jax",
-    "matplotlib": "pip install 'tensorcost[plot]'",
+    "matplotlib": "pip install matplotlib (tensorcost-lint's `plot` extra)",
 }
 
 

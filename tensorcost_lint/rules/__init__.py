@@ -32,25 +32,5 @@ def describe(fact, sizes: dict | None = None) -> str:
     return RULE_FOR_FACT[type(fact)].message(fact, sizes or {})
 
 
-def _matches(code: str, selectors) -> bool:
-    return any(selector == "ALL" or code.startswith(selector) for selector in selectors)
-
-
-def enabled_codes(select=(), extend_select=(), ignore=()) -> frozenset[str]:
-    """ruff/flake8 semantics: `select` replaces the defaults, `extend_select` adds, `ignore` removes
-    (the more specific of a select and an ignore wins)."""
-    codes = set()
-    for rule in ALL_RULES:
-        chosen = _matches(rule.code, select) if select else rule.default_enabled
-        chosen = chosen or _matches(rule.code, extend_select)
-        if chosen and ignore:
-            ignoring = [s for s in ignore if s == "ALL" or rule.code.startswith(s)]
-            selecting = [s for s in (*select, *extend_select) if s == "ALL" or rule.code.startswith(s)]
-            if ignoring and max(len(s) for s in ignoring) >= max((len(s) for s in selecting), default=0):
-                chosen = False
-        if chosen:
-            codes.add(rule.code)
-    return frozenset(codes)
-
-
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "DEFAULT_CODES", "RULE_FOR_FACT", "INTERNAL_ERROR", "describe", "enabled_codes", "Example", "Rule", "RuleContext", "SiteResult"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "DEFAULT_CODES", "RULE_FOR_FACT", "INTERNAL_ERROR", "describe", "Example", "Rule",
+           "RuleContext", "SiteResult"]

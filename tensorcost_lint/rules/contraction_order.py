@@ -95,11 +95,16 @@ class CostlyContractionOrder(Rule):
         regret = context.config.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
+        site = result.site
+        best_text = _render(order.best_tree, chain.texts)
+        # One line only: rewriting a chain that spans lines would drop the comments between them.
+        fix = (Fix(f"write {best_text}", site.line, site.column, site.end_line, site.end_column, best_text)
+               if site.line == site.end_line else None)
         yield self.at_site(context, result, (
             f"costly contraction order: `{result.site.expression}` runs as written, "
             f"`{_render(chain.tree, chain.texts)}`, costing {format_flops(order.written_flops)} vs "
             f"{format_flops(order.best_flops)}{'' if order.best_exact else ' for the best order found by heuristic search'} "
-            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{_render(order.best_tree, chain.texts)}`"))
+            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); write `{best_text}`"), fix=fix)
 
 
 def _best_name(order) -> str:

@@ -12,8 +12,9 @@ MODEL_FILES = ["models/clean_mlp.py", "models/einsum_chains.py", "models/gpt_att
 
 
 def test_flake8_select_tcl_reports_exactly_what_tensorcost_check_reports(model_repo, tensorcost):
-    flake8 = run_flake8("--isolated", "--select", "TCL", *MODEL_FILES, cwd=model_repo)
-    check = tensorcost("check", "--select", "TCL", *MODEL_FILES, cwd=model_repo)
+    # The ledger is default-off: named exactly (TCL501), never turned on by the prefix TCL.
+    flake8 = run_flake8("--isolated", "--select", "TCL,TCL501", *MODEL_FILES, cwd=model_repo)
+    check = tensorcost("check", "--select", "TCL,TCL501", *MODEL_FILES, cwd=model_repo)
     assert check.returncode == 1, check.stderr
     assert flake8.returncode == 1, flake8.stderr
     expected = located(check.stdout)
@@ -70,7 +71,7 @@ def test_noqa_is_flake8s_own(model_repo):
 @pytest.mark.parametrize("config_name", ["setup.cfg", "tox.ini", ".flake8"])
 def test_options_are_read_from_flake8_config_files(model_repo, config_name):
     # Dims from the flake8 config beat tensorcost.yaml: at seq=64 nothing is over budget.
-    (model_repo / config_name).write_text("[flake8]\nselect = TCL\n"
+    (model_repo / config_name).write_text("[flake8]\nselect = TCL,TCL501\n"
                                           "tensorcost-dim = seq=64,\n    batch=1\ntensorcost-hardware = h200\n")
     result = run_flake8("models/jaxtyping_attention.py", cwd=model_repo)
     codes = {code for *_, code in located(result.stdout)}
@@ -120,4 +121,4 @@ def test_syntax_errors_are_left_to_flake8(model_repo):
 
 def test_flake8_lists_the_plugin():
     result = run_flake8("--version", cwd=".")
-    assert "tensorcost:" in result.stdout
+    assert "tensorcost-lint:" in result.stdout

@@ -222,7 +222,7 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path):
                             text=True, timeout=60, env=clean_env(PYTHONPATH=str(shadow)), stdin=subprocess.DEVNULL)
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert "pip install 'tensorcost[lsp]'" in line and "Traceback" not in result.stderr
+    assert "pip install 'pygls>=2,<3' lsprotocol" in line and "Traceback" not in result.stderr
 
 
 def test_a_wrong_config_flag_exits_2_at_once(tmp_path, tensorcost):

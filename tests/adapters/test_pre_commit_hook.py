@@ -84,7 +84,7 @@ def test_hook_fails_on_findings_in_the_python_files_only(hook_repo, user_repo, t
     assert "low_rank.py:11:12: TCL403 costly contraction order" in output
     # `types: [python]`: README.md is never handed over (and with no Python file staged, pre-commit
     # skips the hook without starting it).
-    assert "Found 2 findings in 1 file (checked 2 files)" in output
+    assert "Found 2 findings in 1 file (checked 2 files; costed " in output
 
 
 def test_cli_with_no_python_files_exits_0_and_says_so(tmp_path, tensorcost):

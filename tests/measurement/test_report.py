@@ -110,4 +110,4 @@ def test_missing_matplotlib_names_the_plot_extra(project):
             "sys.exit(main(['report', 'model.py', '--roofline', 'r.png']))")
     result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=60,
                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert_one_line_error(result, "matplotlib", "tensorcost[plot]")
+    assert_one_line_error(result, "matplotlib", "pip install matplotlib")
