@@ -6,6 +6,7 @@ from ..config.errors import ConfigError
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..runner import lint_paths
 from .output import write_output
+from .output_files import files_in_use
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -95,5 +96,5 @@ def run(args) -> int:
         from ..formats.text import render_text
 
         text = render_text(report, statistics=args.statistics, resolver=resolver)
-    write_output(text, args.output)
+    write_output(text, args.output, files_in_use(report, resolver) if args.output else ())
     return 0 if args.exit_zero or not report.findings else 1

@@ -16,11 +16,12 @@ from pathlib import Path
 
 from estimator import LIVENESS_POLICIES, EstimatorError, ExecutionPolicy, HardwareEvidence, normalize_dtype
 
+from ..bounded_read import TooLarge, read_capped
 from ..hardware.evidence_files import load_evidence_file, resolve_device
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader
-from .safe_yaml import load_yaml_text, read_text_file
+from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -228,7 +229,9 @@ def _absolute(path) -> Path:
 
 def _holds_tensorcost_table(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_capped(path, MAX_FILE_BYTES).decode("utf-8-sig")
+    except TooLarge:
+        return True  # loading it then says why it is refused, in one line
     except (OSError, UnicodeDecodeError):
         return False
     return "[tool.tensorcost" in text

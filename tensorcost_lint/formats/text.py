@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .printable import printable
+
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def render_text(report, *, statistics: bool = False, resolver=None) -> str:
-    lines = [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in report.findings]
+    lines = [f"{printable(f.path)}:{f.line}:{f.column}: {f.code} {printable(f.message)}" for f in report.findings]
     findings = report.findings
     if statistics:
         counts = Counter(f.code for f in findings)
