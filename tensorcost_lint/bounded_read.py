@@ -18,9 +18,12 @@ class TooLarge(OSError):
     pass
 
 
-def read_capped(path, limit: int) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; OSError subclasses otherwise."""
+def read_capped(path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; OSError subclasses otherwise (a
+    symlink too, when `follow_symlinks` is false)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not block either
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     descriptor = os.open(path, flags)
     try:
         info = os.fstat(descriptor)

@@ -1,50 +1,83 @@
 """Per-file result cache, ruff-style: `.tensorcost_cache/` keyed by content, config and version.
 
-The key is sha256(tool version, config fingerprint, path, file content): any change to any of them
-misses. Entries are JSON, never pickle — a cache directory shipped inside a cloned repository must not
-be able to execute code when read. Writes go to a temporary file then `os.replace`, so concurrent runs
-(pre-commit, editors, `--jobs`) never see a half-written entry; filenames are hex digests, so nothing
-is ever written outside the cache directory.
+The key is sha256(tool fingerprint, config fingerprint, path, file content): any change to any of
+them misses. The tool fingerprint covers the tool's own code, the Python that runs it and the
+LibCST that parses (a 3.11 run caches E999 for PEP 695 syntax that 3.12 parses). Entries are JSON,
+never pickle — a cache directory shipped inside a cloned repository must not be able to execute
+code when read — and each is checked before it is believed (`cache_entries`).
+
+A cache directory can be planted: `CACHEDIR.TAG -> ../../victim/notes.txt`. Nothing is ever written
+through a link: a cache directory that is a link, holds a link (or anything but a plain file) where
+its marker files belong, or has a linked shard directory is neither read nor written for the run.
+Writes go to a fresh temporary file then `os.replace` (`atomic_write`), so concurrent runs
+(pre-commit, editors, `--jobs`) never see a half-written entry and a failed write leaves nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
+import stat
+import sys
 from pathlib import Path
 
 from . import __version__
-from .findings import Finding
+from .atomic_write import write_atomically
+from .bounded_read import read_capped
+from .cache_entries import ENTRY_FORMAT, InvalidEntry, decode_entry, encode_entry
 
 CACHE_DIRECTORY_NAME = ".tensorcost_cache"
-_FORMAT = 1
-
+# A fresh entry for a large generated module is a few hundred KiB; a 300 MB planted one must not be
+# read into memory (it cost 1.26 GB).
+MAX_ENTRY_BYTES = 16 << 20
+MARKERS = {
+    ".gitignore": "# created by tensorcost\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# tensorcost result cache\n",
+}
 
 _TOOL_FINGERPRINT: list = []
 
 
+def runtime_identity() -> str:
+    """The interpreter and parser a result depends on besides the tool's own code."""
+    try:
+        from libcst._version import __version__ as libcst_version
+    except ImportError:
+        libcst_version = "absent"
+    return f"python {sys.version} {sys.implementation.cache_tag}; libcst {libcst_version}"
+
+
 def tool_fingerprint() -> str:
-    """Version plus the size and mtime of every module of the tool: an editable install whose code
-    changed must not be served results its old code produced."""
+    """Version, Python and LibCST, plus the size and mtime of every module of the tool: an editable
+    install whose code changed must not be served results its old code produced."""
     if not _TOOL_FINGERPRINT:
         import estimator
         import shape_annotations
 
-        digest = hashlib.sha256(__version__.encode())
+        digest = hashlib.sha256(f"{__version__}\n{runtime_identity()}\n".encode())
         for package in (Path(__file__).parent, Path(estimator.__file__).parent, Path(shape_annotations.__file__).parent):
             for module in sorted(package.rglob("*.py")):
-                stat = module.stat()
-                digest.update(f"{module}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+                info = module.stat()
+                digest.update(f"{module}:{info.st_size}:{info.st_mtime_ns}\n".encode())
         _TOOL_FINGERPRINT.append(digest.hexdigest())
     return _TOOL_FINGERPRINT[0]
+
+
+def _is_plain(path: Path, kind) -> bool | None:
+    """True for an existing `kind` (S_ISDIR/S_ISREG) that is no link, None when absent."""
+    try:
+        return kind(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
 
 
 class ResultCache:
     def __init__(self, directory: str | os.PathLike) -> None:
         self.directory = os.path.abspath(directory)
-        self._root = Path(self.directory) / f"v{_FORMAT}-{__version__}"
+        self._root = Path(self.directory) / f"v{ENTRY_FORMAT}-{__version__}"
+        self._refused = False  # a planted link was seen: off for the rest of the run
 
     @classmethod
     def default(cls) -> "ResultCache":
@@ -63,51 +96,66 @@ class ResultCache:
     def get(self, text: str, path: str, config):
         from .engine import LintResult
 
+        key = self._key(text, path, config)
+        target = self._file(key)
+        if not self._trusted(target.parent):
+            return None
         try:
-            data = json.loads(self._file(self._key(text, path, config)).read_text(encoding="utf-8"))
-            findings = [Finding(**{k: v for k, v in item.items() if k != "fix"}) for item in data["findings"]]
-            result = LintResult(path, findings=findings, skipped=data["skipped"])
-            result.site_records = data["sites"]
-            return result
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # absent or unreadable: recompute, never fail the run
+            raw = read_capped(target, MAX_ENTRY_BYTES, follow_symlinks=False)
+            findings, records, skipped = decode_entry(raw, key=key, tool=tool_fingerprint(), path=path, text=text)
+        except (OSError, InvalidEntry):
+            return None  # absent, planted, stale, edited or malformed: lint afresh, never fail the run
+        result = LintResult(path, findings=findings, skipped=skipped)
+        result.site_records = records
+        return result
 
     def put(self, text: str, path: str, config, result) -> None:
         from .formats.site_records import site_record
 
         records = [site_record(s.site.id, path, s, config.default_dtype, config.hardware_id) for s in result.sites]
-        findings = []
-        for f in result.findings:
-            findings.append({"path": f.path, "line": f.line, "column": f.column, "code": f.code,
-                             "severity": f.severity, "message": f.message, "site": f.site,
-                             "end_line": f.end_line, "end_column": f.end_column})
-        payload = json.dumps({"findings": findings, "sites": records, "skipped": result.skipped})
-        target = self._file(self._key(text, path, config))
+        findings = [{"path": f.path, "line": f.line, "column": f.column, "code": f.code, "severity": f.severity,
+                     "message": f.message, "site": f.site, "end_line": f.end_line, "end_column": f.end_column}
+                    for f in result.findings]
+        key = self._key(text, path, config)
+        payload = encode_entry(key=key, tool=tool_fingerprint(), path=path, text=text, findings=findings,
+                               sites=records, skipped=result.skipped)
+        if len(payload) > MAX_ENTRY_BYTES:
+            return  # it would be refused when read
+        target = self._file(key)
         try:
-            if not self._inside_real_directories(target.parent):
-                return  # a symlinked cache directory (e.g. committed to a repository) is not written
-            self._prepare()
+            if not self._trusted(target.parent) or not self._write_markers():
+                return
             target.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(payload)
-            os.replace(temporary, target)
+            if not self._trusted(target.parent):  # a link planted while we looked
+                return
+            write_atomically(target, payload, mode=0o644)
         except OSError:
             pass  # a read-only checkout still lints, just without a cache
 
-    def _inside_real_directories(self, directory: Path) -> bool:
-        """Every existing component from the cache directory down is a real directory, no link:
-        so a write can never land outside the cache directory."""
-        top = Path(self.directory)
-        for part in (top, *(top / p for p in directory.relative_to(top).parts)):
-            if os.path.islink(part) or (os.path.exists(part) and not os.path.isdir(part)):
+    def _trusted(self, directory: Path) -> bool:
+        """No link and nothing but directories from the cache directory down to `directory`, and
+        the markers are plain files or absent: so no read or write ever leaves the cache."""
+        if self._refused:
+            return False
+        top = part = Path(self.directory)
+        for name in ("", *directory.relative_to(top).parts):
+            part = part / name if name else part
+            if _is_plain(part, stat.S_ISDIR) is False:
+                self._refused = True
                 return False
+        if any(_is_plain(top / name, stat.S_ISREG) is False for name in MARKERS):
+            self._refused = True
+            return False
         return True
 
-    def _prepare(self) -> None:
+    def _write_markers(self) -> bool:
         top = Path(self.directory)
-        if (top / ".gitignore").exists():
-            return
         top.mkdir(parents=True, exist_ok=True)
-        (top / ".gitignore").write_text("# created by tensorcost\n*\n")
-        (top / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# tensorcost result cache\n")
+        for name, content in MARKERS.items():
+            present = _is_plain(top / name, stat.S_ISREG)
+            if present is False:
+                self._refused = True
+                return False
+            if present is None:
+                write_atomically(top / name, content.encode("ascii"), mode=0o644)
+        return True

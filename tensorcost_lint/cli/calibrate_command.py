@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..config.errors import ConfigError
+from .output_files import write_file
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -85,10 +86,7 @@ def run(args) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(str(out), "--out", f"cannot write: {error.strerror or error}") from None
+    write_file(str(out), text.encode("utf-8"), "--out")  # merged into whole, or left as it was
     print(f"wrote {device_id} evidence to {out}: use `evidence: [{out.name}]`, `hardware: {device_id}`, "
           f"`traffic_boundary: {boundary}` in tensorcost.yaml", file=sys.stderr)
     return 0

@@ -16,6 +16,7 @@ from ..config.project_config import ConfigResolver, Overrides, parse_dim_overrid
 from ..rule_selection import check_selectors
 from ..runner import lint_paths
 from .output import write_output
+from .output_files import files_in_use
 
 FORMATS = ("text", "json", "sarif", "github")
 STDIN = "-"
@@ -160,5 +161,6 @@ def run(args) -> int:
 
             cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
         report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
-    write_output(_render(report, args, resolver, sources), args.output)
+    write_output(_render(report, args, resolver, sources), args.output,
+                 files_in_use(report, resolver) if args.output else ())
     return 0 if args.exit_zero or not report.findings else 1

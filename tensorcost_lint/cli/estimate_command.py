@@ -72,5 +72,6 @@ def run(args) -> int:
     else:
         lines = [f"{key}={_shape_text(value) if isinstance(value, tuple) else value}" for key, value in fields]
         text = "\n".join(lines) + "\n"
-    write_output(text, args.output)
+    inputs = [(args.plan, "the plan file"), *((path, "an input file") for path in args.evidence)]
+    write_output(text, args.output, inputs)
     return 0

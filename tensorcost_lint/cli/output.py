@@ -1,18 +1,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from ..config.errors import ConfigError
+from .output_files import write_file
 
 
-def write_output(text: str, path: str | None) -> None:
-    """Write to stdout, or to `path` (an unwritable path is a usage error, exit 2)."""
+def write_output(text: str, path: str | None, protected=()) -> None:
+    """Write to stdout, or to `path` (an unwritable path, or one in `protected`, is a usage error,
+    exit 2)."""
     if not path or path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(path, "--output", f"cannot write: {error.strerror or error}") from None
+    write_file(path, text.encode("utf-8", "backslashreplace"), "--output", protected)

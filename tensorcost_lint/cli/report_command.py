@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..bounded_read import read_capped
 from ..config.errors import ConfigError
 from .check_command import add_common_arguments
 from .output import write_output
+from .output_files import files_in_use, refuse_if_in_use, write_file
 
 PICTURE_FORMATS = {".png": "png", ".svg": "svg"}
+MAX_MEASUREMENTS_BYTES = 64 << 20
 
 
 def add_arguments(parser) -> None:
@@ -31,21 +34,14 @@ def _measurements(path: str | None) -> list:
     if path is None:
         return []
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
+        data = json.loads(read_capped(path, MAX_MEASUREMENTS_BYTES).decode("utf-8"))
+    except OSError as error:  # a FIFO or /dev/zero is refused by read_capped, never read
         raise ConfigError(path, "--measurements", f"cannot read: {error.strerror or error}") from None
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise ConfigError(path, "--measurements", f"not JSON: {error}") from None
     if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("measurements"), list):
         raise ConfigError(path, "--measurements", "not the output of `tensorcost measure --format json`")
     return [m for m in data["measurements"] if isinstance(m, dict)]
-
-
-def _write_bytes(path: str, content: bytes, flag: str) -> None:
-    try:
-        Path(path).write_bytes(content)
-    except OSError as error:
-        raise ConfigError(path, flag, f"cannot write: {error.strerror or error}") from None
 
 
 def run(args) -> int:
@@ -74,16 +70,21 @@ def run(args) -> int:
     per_file, overall = totals(rows, report)
     fallback = resolver.for_path(paths[0])
     fallback = (fallback.hardware, fallback.traffic_boundary)
+    named_inputs = [path for path in (*args.evidence, args.measurements) if path]
+    inputs = files_in_use(report, resolver, extra=[(path, "an input file") for path in named_inputs])
+    for flag, target in (("--roofline", args.roofline), ("--html", args.html), ("--output", args.output)):
+        if target and target != "-":
+            refuse_if_in_use(target, flag, inputs)  # before drawing anything
     if args.roofline:
         from ..reporting.roofline import render_roofline
 
-        _write_bytes(args.roofline, render_roofline(rows, picture_format, fallback), "--roofline")
+        write_file(args.roofline, render_roofline(rows, picture_format, fallback), "--roofline", inputs)
     if args.html:
         from ..reporting.html_page import render_html
         from ..reporting.roofline import render_roofline
 
         picture = render_roofline(rows, "svg", fallback).decode("utf-8")
         page = render_html(rows, per_file, overall, file_findings(report), picture, with_measured=bool(records))
-        _write_bytes(args.html, page.encode("utf-8"), "--html")
-    write_output(render_report_text(rows, per_file, overall, with_measured=bool(records)), args.output)
+        write_file(args.html, page.encode("utf-8"), "--html", inputs)
+    write_output(render_report_text(rows, per_file, overall, with_measured=bool(records)), args.output, inputs)
     return 0

@@ -16,13 +16,14 @@ from pathlib import Path
 
 from estimator import LIVENESS_POLICIES, EstimatorError, ExecutionPolicy, HardwareEvidence, normalize_dtype
 
+from ..bounded_read import TooLarge, read_capped
 from ..hardware.evidence_files import load_evidence_file, resolve_device
 from ..rule_selection import check_selectors
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader, key_path
 from .per_file_ignores import codes_ignored_for
-from .safe_yaml import load_yaml_text, read_text_file
+from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -266,7 +267,9 @@ def _absolute(path) -> Path:
 
 def _holds_tensorcost_table(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_capped(path, MAX_FILE_BYTES).decode("utf-8-sig")
+    except TooLarge:
+        return True  # loading it then says why it is refused, in one line
     except (OSError, UnicodeDecodeError):
         return False
     return "[tool.tensorcost" in text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .printable import printable
 from .text import summary_line
 
 # GitHub has three annotation levels; our `info` (the TCL501 ledger) is a notice.
@@ -20,7 +21,9 @@ LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub decodes only %25, %0D, %0A (and %3A, %2C in properties): ESC and other controls
+    # would reach the log raw, so they are shown as escapes first.
+    return printable(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

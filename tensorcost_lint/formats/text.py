@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .coverage import coverage_hint, site_coverage
+from .printable import printable
 
 
 def _plural(count: int, word: str) -> str:
@@ -25,7 +26,7 @@ def render_text(report, *, statistics: bool = False, resolver=None, quiet: bool 
     """`quiet`: the finding lines only. `source_of(path)`: the file's lines, for `--show-source`."""
     lines = []
     for f in report.findings:
-        lines.append(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}")
+        lines.append(f"{printable(f.path)}:{f.line}:{f.column}: {f.code} {printable(f.message)}")
         if source_of is not None:
             lines.extend(source_excerpt(source_of(f.path), f))
     findings = report.findings

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..formats.printable import printable
 from .cost_table import TOTALS_HEADERS, row_cells, sorted_rows, table_headers, totals_cells, why_not_costed
 
 
 def _table(headers, rows) -> list[str]:
+    rows = [[printable(cell) for cell in row] for row in rows]  # a file name cannot add a line
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     widths[-1] = 0  # the last column is never padded
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
@@ -30,7 +32,7 @@ def render_report_text(rows, per_file, overall, *, with_measured: bool = False) 
     missing = why_not_costed(rows)
     if missing:
         lines += ["", "sites without a bound:"]
-        lines += [f"  #{row.id} {row.location}: {reason}" for row, reason in missing]
+        lines += [printable(f"  #{row.id} {row.location}: {reason}") for row, reason in missing]
     lines.append("")
     total_rows = [totals_cells(path, t) for path, t in sorted(per_file.items())]
     total_rows.append(totals_cells("all files", overall))
