@@ -48,7 +48,7 @@ def worker_count(jobs: int, files: int) -> int:
 def lint_in_parallel(files: list[str], resolver, *, cache=None, jobs: int = 2) -> list:
     jobs = worker_count(jobs, len(files))
     if jobs == 1:
-        from .runner import lint_file
+        from .file_lint import lint_file
 
         return [lint_file(path, resolver.for_path(path), cache=cache) for path in files]
     cache_directory = cache.directory if cache is not None else None

@@ -82,6 +82,9 @@ FIXED = {
     "TCL403-invalid-0": ('import numpy as np\n\n\ndef chain(a, b, c):\n    a = np.zeros((1000, 1000))\n'
                          '    b = np.zeros((1000, 64))\n    c = np.zeros((64, 10))\n'
                          '    return np.einsum("ij,jk,kl->il", a, b, c, optimize="optimal")\n'),
+    "TCL403-invalid-2": ('from jaxtyping import Float\nfrom torch import Tensor\n\n\n'
+                         'def project(h: Float[Tensor, "tokens d"], w_down: Float[Tensor, "d r"], w_up: Float[Tensor, "r d"],\n'
+                         '            probe: Float[Tensor, "d"]):\n    return h @ (w_down @ (w_up @ probe))\n'),
 }
 
 
