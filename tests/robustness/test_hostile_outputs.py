@@ -172,7 +172,7 @@ def test_d13_text_output_escapes_newline_and_escape_in_file_names(hostile: Path)
     outcome = run_main("check", ".", "--no-cache")
     assert outcome.stdout == (
         "./x\\n::error title=pwned::owned\\x1b[2K%,.py:3:12: E999 SyntaxError: invalid syntax\n"
-        "Found 1 finding in 1 file (checked 1 file)\n")
+        "Found 1 finding in 1 file (checked 1 file; costed 0 of 0 call sites)\n")
 
 
 def test_d13_github_output_escapes_properties_and_control_characters(hostile: Path):
@@ -180,7 +180,7 @@ def test_d13_github_output_escapes_properties_and_control_characters(hostile: Pa
     assert outcome.stdout == (
         "::error file=x%0A%3A%3Aerror title=pwned%3A%3Aowned\\x1b[2K%25%2C.py,line=3,col=12,title=E999"
         "::SyntaxError: invalid syntax\n"
-        "Found 1 finding in 1 file (checked 1 file)\n")
+        "Found 1 finding in 1 file (checked 1 file; costed 0 of 0 call sites)\n")
     assert "\x1b" not in outcome.stdout and outcome.stdout.count("\n") == 2
 
 
