@@ -134,4 +134,3 @@ def exit_now(status: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(status)
-

@@ -83,13 +83,15 @@ class RawClient:
         return self.wait_for(lambda m: m.get("id") == id_ and "method" not in m, timeout)
 
     def diagnostics(self, uri: str, timeout: float = 60.0) -> dict:
-        return self.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                             and m["params"]["uri"] == uri, timeout)["params"]
+        def published(message) -> bool:
+            return message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == uri
+
+        return self.wait_for(published, timeout)["params"]
 
     def open(self, path, text: str, version: int = 1) -> str:
         path.write_text(text)
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": path.as_uri(), "languageId": "python",
-                                                               "version": version, "text": text}})
+        document = {"uri": path.as_uri(), "languageId": "python", "version": version, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": document})
         return path.as_uri()
 
     def close(self) -> None:
