@@ -5,6 +5,12 @@
   is re-read for every run, so an edited tensorcost.yaml takes effect on the next keystroke.
 - Hover on a matmul/einsum/attention call: its cost ledger (`cost_hover`).
 - Code actions: a finding's `Fix`, as a quick fix (TCL403's `optimize="optimal"`).
+- Hover and code actions answer at once from the document's last finished lint, never waiting
+  for one (a hover used to wait 5 s behind the lint of a 2 MB document): hover when the hovered
+  line is unchanged since, code actions when the whole text is. A lint superseded by a newer
+  version is dropped if not started, and its result discarded if it was running.
+- Transport (`lsp_transport`): requests with invalid params get error -32602, frames are capped,
+  and `exit` leaves at once without joining a running lint.
 
 Engine positions are 1-based code points; LSP positions are 0-based in the negotiated encoding
 (UTF-16 unless the client offers another), so every position goes through the document's codec.
@@ -27,6 +33,7 @@ from ..config.project_config import ConfigResolver, Overrides
 from ..engine import SYNTAX_ERROR_CODE, LintResult, lint_source
 from ..formats.sarif import rule_help_uri
 from .config_problems import resolve_config
+from .lsp_transport import AnsweringProtocol, exit_now, serve_stdio
 from .cost_hover import hover_markdown, site_at
 
 SOURCE = "tensorcost"
@@ -57,7 +64,8 @@ class Linted:
 
 class TensorCostServer(LanguageServer):
     def __init__(self, overrides: Overrides = Overrides(), debounce_seconds: float = 0.3) -> None:
-        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=AnsweringProtocol)
         self.overrides = overrides
         self.debounce_seconds = debounce_seconds
         self.open_documents: set[str] = set()
@@ -80,15 +88,25 @@ class TensorCostServer(LanguageServer):
     async def lint_in_background(self, text: str, path: str) -> Linted:
         return await asyncio.get_running_loop().run_in_executor(self.lint_executor, self.lint_text, text, path)
 
-    async def current(self, uri: str) -> Linted:
-        """The lint of the document's text as it is now (linting it if the last run is stale)."""
-        document = self.workspace.get_text_document(uri)
-        text = document.source
+    def finished_for_line(self, uri: str, line: int) -> Linted | None:
+        """The last finished lint, when `line` (0-based) reads the same in it as in the text now:
+        the sites on that line are where it says. None rather than a wait for a running lint."""
         linted = self.linted.get(uri)
-        if linted is None or linted.text != text:
-            linted = await self.lint_in_background(text, document.path)
-            if self.workspace.get_text_document(uri).source == text:
-                self.linted[uri] = linted
+        if linted is None:
+            return None
+        text = self.workspace.get_text_document(uri).source
+        if linted.text == text:
+            return linted
+        then, now = document_lines(linted.text), document_lines(text)
+        if not (0 <= line < len(then) and line < len(now)) or then[line].rstrip("\r\n") != now[line].rstrip("\r\n"):
+            return None
+        return linted
+
+    def finished_for_text(self, uri: str) -> Linted | None:
+        """The last finished lint if it is of the text as it is now (edits must apply to it)."""
+        linted = self.linted.get(uri)
+        if linted is None or linted.text != self.workspace.get_text_document(uri).source:
+            return None
         return linted
 
     async def lint_and_publish(self, uri: str) -> None:
@@ -235,12 +253,12 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
         server.relint_open_documents()
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(params: types.HoverParams) -> types.Hover | None:
+    def hover(params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
         if uri not in server.open_documents:
             return None
-        linted = await server.current(uri)
-        if linted.config is None:
+        linted = server.finished_for_line(uri, params.position.line)
+        if linted is None or linted.config is None:
             return None
         document = server.workspace.get_text_document(uri)
         lines = document_lines(linted.text)
@@ -259,11 +277,13 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
-    async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         if uri not in server.open_documents:
             return None
-        linted = await server.current(uri)
+        linted = server.finished_for_text(uri)
+        if linted is None:
+            return None
         document = server.workspace.get_text_document(uri)
         lines = document_lines(linted.text)
         return code_actions(uri, linted, lines, document.position_codec, params.range) or None
@@ -272,4 +292,5 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
 
 
 def serve(overrides: Overrides = Overrides(), debounce_seconds: float = 0.3) -> None:
-    build_server(overrides, debounce_seconds).start_io()
+    """Serve over stdio, then leave at once with LSP's exit status (never returns)."""
+    exit_now(serve_stdio(build_server(overrides, debounce_seconds)))

@@ -22,6 +22,8 @@ def duration_text(seconds: float) -> str:
         return f"{seconds / 3600:.1f}h"
     if seconds >= 60:
         return f"{seconds / 60:.1f}min"
+    if seconds < 0.1:
+        return f"{seconds * 1000:.0f}ms"
     return f"{seconds:.1f}s"
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from estimator.units import format_bytes
 
+from .progress import duration_text
 from .timing import time_calls
 from .workloads import Step, Workload, step_flops
 
@@ -107,17 +108,7 @@ def over_limits(workload: Workload, predicted: Forecast, settings) -> str | None
                 f"{settings.memory_cap_text}; lower dims with --dim or raise --memory-cap")
     limit = settings.max_site_seconds
     if limit is not None and predicted.site_seconds > limit:
-        return (f"predicted {seconds_text(predicted.site_seconds)} ({predicted.runs} runs of "
-                f"{seconds_text(predicted.run_seconds)}), over --max-site-seconds {limit:g}; lower dims with "
+        return (f"predicted {duration_text(predicted.site_seconds)} ({predicted.runs} runs of "
+                f"{duration_text(predicted.run_seconds)}), over --max-site-seconds {limit:g}; lower dims with "
                 "--dim or raise --max-site-seconds")
     return None
-
-
-def seconds_text(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.1f} min"
-    if seconds >= 1:
-        return f"{seconds:.1f} s"
-    return f"{seconds * 1000:.1f} ms"

@@ -103,8 +103,8 @@ def _draw_device(figure, axes, key_axes, device, boundary, points) -> None:
     used = {(p.row.dtype, p.row.operation_class) for p in points}
     top = max((peak for *_, peak in roofs), default=y_high)
     obstacles: list = []  # drawn text boxes (display pixels) later labels must not cover
-    for (label, dtypes, operation_class, peak), ridge in sorted(zip(roofs, ridges or [x_low] * len(roofs)),
-                                                                 key=lambda item: -item[0][3]):
+    highest_first = sorted(zip(roofs, ridges or [x_low] * len(roofs)), key=lambda item: -item[0][3])
+    for (label, dtypes, operation_class, peak), ridge in highest_first:
         emphasis = any((dtype, operation_class) in used for dtype in dtypes) or not points
         color = color_for(next((d for d in dtypes if (d, operation_class) in used), dtypes[0]))
         axes.plot([max(ridge, x_low), x_high], [peak, peak], color=color,
@@ -268,6 +268,7 @@ def matplotlib_defaults():
     LaTeX and crash; a FIFO named matplotlibrc would hang the import. So the first import reads
     matplotlib's own shipped file (MATPLOTLIBRC), and drawing runs under rcParamsDefault.
     """
+    import importlib
     import importlib.util
 
     if "matplotlib" not in sys.modules:
@@ -276,7 +277,7 @@ def matplotlib_defaults():
         saved = os.environ.get("MATPLOTLIBRC")
         os.environ["MATPLOTLIBRC"] = shipped
         try:
-            import matplotlib  # noqa: F401
+            importlib.import_module("matplotlib")
         finally:
             if saved is None:
                 os.environ.pop("MATPLOTLIBRC", None)

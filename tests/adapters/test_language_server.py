@@ -139,6 +139,7 @@ async def test_hover_on_a_call_shows_its_cost_ledger(client: LanguageClient, mod
 async def test_hover_says_why_a_call_is_not_costed(client: LanguageClient, model_repo):
     path = model_repo / "models" / "gpt_attention.py"
     uri = _open(client, path)
+    await _diagnostics_for(client, uri)  # hover answers from the finished lint, never waiting for one
     line = path.read_text().splitlines().index("        return F.scaled_dot_product_attention(q, k, v, is_causal=True)")
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=20)))

@@ -31,7 +31,8 @@ def test_d8_sixteen_operand_einsum_is_costed_by_heuristics_not_tcl900():
     message = result.findings[0].message
     # 14 products of 1024^3 (2 FLOPs each) then one 1024x1024 by vector; the best found is 15 matvecs
     assert "torch.einsum contracts left to right" in message
-    assert "30.1 GFLOP vs 31.5 MFLOP for the best order found (heuristic search; the exact search runs up to 15 operands)" in message
+    assert ("30.1 GFLOP vs 31.5 MFLOP for the best order found (heuristic search; the exact search runs up to "
+            "15 operands)") in message
 
 
 def test_d8_seventeen_operand_einsum_with_equal_orders_passes_quietly():

@@ -39,7 +39,8 @@ FAST = ["--threads", "1", "--repeats", "3", "--warmup", "0", "--seconds-per-site
 def project(tmp_path, monkeypatch):
     (tmp_path / ".git").mkdir()
     (tmp_path / "model.py").write_text(MODEL)
-    # 16384^3: 8.8 TFLOP; 4.29 GB held (two operands, a transposed copy, the result); h100-sxm evidence, which this machine is not
+    # 16384^3: 8.8 TFLOP; 4.29 GB held (two operands, a transposed copy, the result);
+    # h100-sxm evidence, which this machine is not
     (tmp_path / "tensorcost.yaml").write_text("dims: {n: 16384, m: 64}\nhardware: h100-sxm\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -60,7 +61,8 @@ def test_a_site_predicted_over_the_limit_is_skipped_and_listed_before_anything_r
     assert huge["reason"].startswith("predicted ") and "over --max-site-seconds 10;" in huge["reason"]
     assert all(by_line[line]["status"] == "held" for line in (11, 15, 19))
     assert data["max_site_seconds"] == 10.0 and data["interrupted"] is False
-    listed = err.index("tensorcost measure: not running 1 site predicted over --max-site-seconds 10 or the memory cap:")
+    listed = err.index(
+        "tensorcost measure: not running 1 site predicted over --max-site-seconds 10 or the memory cap:")
     assert err[listed + 1].startswith("tensorcost measure:   #0 model.py:7:12 matmul: predicted ")
     first_progress = next(i for i, line in enumerate(err) if line.startswith("measure ["))
     assert listed < first_progress
