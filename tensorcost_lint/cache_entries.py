@@ -23,7 +23,7 @@ import re
 
 from .findings import SEVERITIES, Finding
 
-ENTRY_FORMAT = 2
+ENTRY_FORMAT = 3  # 3: site records carry lower_bound_seconds_exact
 _CODE = re.compile(r"[A-Z]{1,10}[0-9]{1,5}")
 _FINDING_FIELDS = ("path", "line", "column", "code", "severity", "message", "site", "end_line", "end_column")
 
@@ -35,7 +35,7 @@ _SITE_FIELDS = {
     "operands": (list,), "output": (dict,) + _NONE, "resolved": _BOOL, "reason": _STR + _NONE,
     "flops": _INT + _NONE, "flops_formula": _STR + _NONE, "output_bytes": _INT + _NONE,
     "traffic_bytes": _INT + _NONE, "retained_bytes": _INT + _NONE, "arithmetic_intensity": _FLOAT + _NONE,
-    "lower_bound_seconds": _FLOAT + _NONE, "bottleneck": _STR + _NONE, "bound_reason": _STR + _NONE,
+    "lower_bound_seconds": _FLOAT + _NONE, "lower_bound_seconds_exact": _STR + _NONE, "bottleneck": _STR + _NONE, "bound_reason": _STR + _NONE,
     "accumulation_dtype": _STR + _NONE, "hardware": _STR + _NONE, "plan_id": _STR + _NONE,
 }
 _EXECUTION_FIELDS = {"framework": _STR, "description": _STR, "path": (list,) + _NONE, "flops": _INT + _NONE}

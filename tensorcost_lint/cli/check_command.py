@@ -18,7 +18,7 @@ from ..runner import lint_paths
 from .output import write_output
 from .output_files import files_in_use
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "markdown")  # markdown: with --baseline
 STDIN = "-"
 
 
@@ -59,6 +59,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--stdin-filename", metavar="PATH", help="with `-`: the name of the file read from stdin")
     parser.add_argument("--fix", action="store_true", help="apply the fixes rules carry, then report what is left")
     parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="compare costs with this `tensorcost baseline` file: TCL601 per grown site (Contract 8)")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="check files in N processes")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument("--cache-dir", metavar="DIR",
@@ -109,11 +111,17 @@ def _check_usage(args, paths) -> None:
         raise ConfigError(STDIN, "", "stdin (`-`) cannot be checked together with other paths")
     if args.stdin_filename is not None and paths != [STDIN]:
         raise ConfigError("--stdin-filename", args.stdin_filename, "only applies when the path is `-` (stdin)")
+    if args.format == "markdown" and not args.baseline:
+        raise ConfigError("--format", "markdown", "the pull-request table needs --baseline FILE")
     if args.fix and paths == [STDIN] and not args.diff:
         raise ConfigError("--fix", STDIN, "cannot write a fix back to stdin; use --diff to see it")
 
 
-def _render(report, args, resolver, sources) -> str:
+def _render(report, args, resolver, sources, comparison=None) -> str:
+    if args.format == "markdown":
+        from ..baseline.markdown import render_markdown
+
+        return render_markdown(comparison, report.findings)
     if args.format == "json":
         from ..formats.json_report import render_json
 
@@ -129,7 +137,12 @@ def _render(report, args, resolver, sources) -> str:
     from ..formats.text import render_text
 
     source_of = sources.lines if args.show_source else None
-    return render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
+    text = render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
+    if comparison is not None and not args.quiet:
+        from ..baseline.gate import summary_lines
+
+        text += "".join(line + "\n" for line in summary_lines(comparison))
+    return text
 
 
 def run(args) -> int:
@@ -140,10 +153,17 @@ def run(args) -> int:
     if paths != [STDIN]:
         check_paths(paths)
     resolver = ConfigResolver(overrides_from(args))
+    baseline = None
+    if args.baseline:  # read first: a file that is not a baseline stops before any linting
+        from ..baseline.document import load
+
+        baseline = load(args.baseline)
     sources = SourceLines()
+    stdin_texts = {}
     if paths == [STDIN]:
         report, text = lint_stdin(args.stdin_filename, resolver)
         sources.remember(report.results[0].path, text)
+        stdin_texts[report.results[0].path] = text
         if args.diff:
             return FixRun(resolver, sources).diff_stdin(report, text)
     elif args.fix or args.diff:  # the cache keeps no fixes: lint fresh
@@ -161,6 +181,11 @@ def run(args) -> int:
 
             cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
         report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
-    write_output(_render(report, args, resolver, sources), args.output,
+    comparison = None
+    if baseline is not None:
+        from ..baseline.gate import gate
+
+        comparison = gate(report, resolver, baseline, stdin_texts)
+    write_output(_render(report, args, resolver, sources, comparison), args.output,
                  files_in_use(report, resolver) if args.output else ())
     return 0 if args.exit_zero or not report.findings else 1

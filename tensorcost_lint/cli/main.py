@@ -23,6 +23,7 @@ COMMANDS = {
     "calibrate": ("calibrate_command", "measure this machine and write hardware evidence"),
     "measure": ("measure_command", "run the planned operations on synthetic data and compare with the bound"),
     "lsp": ("lsp_command", "run the language server over stdio"),
+    "baseline": ("baseline_command", "write every resolved site's exact cost, for `check --baseline` (Contract 8)"),
     "init": ("init_command", "write a starter tensorcost.yaml naming the dims the code uses"),
 }
 

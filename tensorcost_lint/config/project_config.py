@@ -8,6 +8,7 @@ forms; unknown keys, wrong types and non-positive sizes are refused with file, k
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -46,6 +47,7 @@ class Budgets:
     intermediate_bytes: int = 16 * 2**30
     contraction_regret: Decimal = Decimal(4)
     latency_seconds: Decimal | None = None
+    regression: Decimal = Decimal(0)  # TCL601 with --baseline: allowed growth as a fraction (5% -> 0.05)
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,20 @@ def _dims(reader: MappingReader) -> dict[str, int]:
     return dims
 
 
+def _percentage(reader: MappingReader, key: str) -> Decimal:
+    """`5%`, `0%`, `12.5%` as an exact fraction; anything else is refused (a bare 5 could mean 5x)."""
+    raw = reader.raw(key)
+    text = raw.strip() if isinstance(raw, str) else None
+    if not text or not text.endswith("%") or not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", text[:-1].strip()):
+        raise reader.error(key, f"expected a percentage like 5% (0% to 999999%), got {_shown(raw)}")
+    return Decimal(text[:-1].strip()) / 100
+
+
+def _shown(raw) -> str:
+    text = repr(raw)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _budgets(reader: MappingReader) -> Budgets:
     budgets_reader = reader.mapping("budgets")
     if budgets_reader is None:
@@ -162,6 +178,8 @@ def _budgets(reader: MappingReader) -> Budgets:
         raw = budgets_reader.raw("latency_seconds")
         values["latency_seconds"] = None if raw is None else budgets_reader.check_number(
             "latency_seconds", raw, minimum=MIN_LATENCY_SECONDS, maximum=MAX_LATENCY_SECONDS)
+    if budgets_reader.has("regression"):
+        values["regression"] = _percentage(budgets_reader, "regression")
     budgets_reader.finish()
     return Budgets(**values)
 

@@ -55,6 +55,8 @@ def site_record(number: int, path: str, site_result, default_dtype: str, hardwar
         "retained_bytes": cost.retained_bytes,
         "arithmetic_intensity": _number(cost.arithmetic_intensity),
         "lower_bound_seconds": _number(cost.lower_bound_seconds),
+        # the exact Decimal behind the rounded number, as text: what a cost baseline compares
+        "lower_bound_seconds_exact": None if cost.lower_bound_seconds is None else str(cost.lower_bound_seconds),
         "bottleneck": cost.bottleneck,
         "bound_reason": cost.bound_reason,
         "accumulation_dtype": cost.accumulation_dtype,

@@ -7,6 +7,7 @@ from .base import Example, Rule, RuleContext, SiteResult
 from .contraction_mismatch import EinsumContractMismatch, MatmulContractionMismatch
 from .contraction_order import CostlyContractionOrder
 from .cost_ledger import CostLedger, LatencyBudget
+from .cost_regression import CostRegression
 from .implicit_broadcast import ImplicitBatchBroadcast
 from .internal_error import InternalError
 from .materialization import IntermediateOverBudget, QuadraticMaterialization
@@ -19,6 +20,7 @@ ALL_RULES: tuple[Rule, ...] = (
     NarrowingAccumulation(), IncompatibleAccumulation(), MixedOperandDtypes(),
     QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(),
     CostLedger(), LatencyBudget(),
+    CostRegression(),
     InternalError(),
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

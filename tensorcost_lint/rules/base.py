@@ -18,6 +18,10 @@ class Example:
     source: str
     config: dict = field(default_factory=dict)
     expect: tuple[str, ...] = ()  # codes an INVALID example must raise (default: the rule's own)
+    # For rules that compare two runs (TCL601): the file as the baseline saw it, and that run's config
+    # (default: `config`); the example is then checked with `check --baseline`.
+    baseline: str | None = None
+    baseline_config: dict | None = None
 
 
 @dataclass
@@ -42,6 +46,7 @@ class Rule:
     summary: str = ""
     severity: str = "warning"
     default_enabled: bool = True
+    enabled_note: str = ""  # when neither on nor off by default says it ("on with `--baseline`")
     what_it_does: str = ""
     why_bad: str = ""
     example: str = ""

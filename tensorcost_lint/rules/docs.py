@@ -15,6 +15,8 @@ def rule_page(code: str) -> str | None:
     if rule is None:
         return None
     enabled = "on by default" if rule.default_enabled else "off by default (enable with `--select` or `extend_select`)"
+    if rule.enabled_note:
+        enabled = rule.enabled_note
     parts = [
         f"# {rule.name} ({rule.code})",
         "",
@@ -49,7 +51,7 @@ def rule_page(code: str) -> str | None:
 def rule_table() -> str:
     lines = ["| code | name | default | summary |", "|---|---|---|---|"]
     for rule in ALL_RULES:
-        lines.append(f"| {rule.code} | {rule.name} | {'on' if rule.default_enabled else 'off'} | {rule.summary} |")
+        lines.append(f"| {rule.code} | {rule.name} | {rule.enabled_note or ('on' if rule.default_enabled else 'off')} | {rule.summary} |")
     return "\n".join(lines) + "\n"
 
 

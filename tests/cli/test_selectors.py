@@ -56,7 +56,7 @@ def test_unknown_selectors_exit_2_with_the_closest_code(clean, args, message):
     assert len(result.stderr.splitlines()) == 1
 
 
-@pytest.mark.parametrize("line, key", [("select: [TCL999]", "select[0]"), ("extend-select: [TCL4, TCL6]", "extend-select[1]"),
+@pytest.mark.parametrize("line, key", [("select: [TCL999]", "select[0]"), ("extend-select: [TCL4, TCL7]", "extend-select[1]"),
                                        ("ignore: [X1]", "ignore[0]"), ("per_file_ignores: {'a/*': [TCL8]}", "per_file_ignores.a/*[0]")])
 def test_unknown_selectors_in_the_config_name_file_and_key(clean, line, key):
     (clean / "tensorcost.yaml").write_text("dims: {tokens: 8}\n" + line + "\n")

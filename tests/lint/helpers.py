@@ -26,3 +26,32 @@ def site_by_line(result, line: int):
     matches = [s for s in result.sites if s.site.line == line]
     assert len(matches) == 1, [(s.site.line, s.site.expression) for s in result.sites]
     return matches[0]
+
+
+class _OneConfig:
+    """A resolver that gives every path one config (what a snippet needs)."""
+
+    def __init__(self, config) -> None:
+        self.config = config
+
+    def for_path(self, path):
+        return self.config
+
+
+def lint_with_baseline(source: str, config: dict | None, before: str, before_config: dict | None = None,
+                       path: str = "model.py"):
+    """Lint `source` with `check --baseline`, the baseline written from `before` (TCL601's examples)."""
+    from tensorcost_lint.baseline.collect import collect
+    from tensorcost_lint.baseline.document import current
+    from tensorcost_lint.baseline.gate import gate
+    from tensorcost_lint.runner import Report
+
+    source, before = textwrap.dedent(source), textwrap.dedent(before)
+    then = _OneConfig(parse_config(before_config if before_config is not None else (config or {}), "test-config", None))
+    earlier = Report(1, [lint_source(before, path, then.config)])
+    collected = collect(earlier, then, {path: before})
+    baseline = current({key: site.costs for key, site in collected.sites.items()}, collected.configs)
+    now = _OneConfig(parse_config(config or {}, "test-config", None))
+    report = Report(1, [lint_source(source, path, now.config)])
+    comparison = gate(report, now, baseline, {path: source})
+    return report.results[0], comparison

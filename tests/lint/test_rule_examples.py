@@ -8,7 +8,7 @@ import pytest
 
 from tensorcost_lint.rules import ALL_RULES
 
-from .helpers import lint
+from .helpers import lint, lint_with_baseline
 
 # `line:col CODE message` of every finding an INVALID example must raise (of the codes it expects)
 EXPECTED = {
@@ -76,6 +76,12 @@ EXPECTED = {
     "TCL502-invalid-0": (
         '6:12 TCL502 roofline lower bound 65.64 ms on h100-sxm exceeds budgets.latency_seconds 1 ms (COMPUTE-bound: 4.4 TFLOP at 67 TFLOP/s float32); no kernel can beat this bound — reduce the work, the precision or the traffic',
     ),
+    "TCL601-invalid-0": (
+        "6:12 TCL601 cost regression: model.py::mix `x @ w` grew past budgets.regression 0%: FLOPs 38.7 GFLOP → 77.3 GFLOP (×2.0), output bytes 101 MB → 201 MB (×2.0), traffic 135 MB → 245 MB (×1.81), lower bound 576.9 µs → 1.154 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",
+    ),
+    "TCL601-invalid-1": (
+        "6:12 TCL601 cost regression: model.py::mix `x @ w` grew past budgets.regression 0%: output bytes 50.3 MB → 101 MB (×2.0), traffic 67.6 MB → 135 MB (×2.0), lower bound 39.07 µs → 576.9 µs (×14.77); reduce the cost, or accept it with `tensorcost baseline`",
+    ),
 }
 # the source after applying every fix of an INVALID example's findings
 FIXED = {
@@ -108,7 +114,10 @@ CASES = [
 
 @pytest.mark.parametrize("rule,kind,index,example", CASES)
 def test_rule_example(rule, kind, index, example):
-    findings = lint(example.source, example.config).findings
+    if example.baseline is not None:  # a rule comparing two runs: checked with `check --baseline`
+        findings = lint_with_baseline(example.source, example.config, example.baseline, example.baseline_config)[0].findings
+    else:
+        findings = lint(example.source, example.config).findings
     if kind == "valid":
         assert rule.code not in [f.code for f in findings]
         return

@@ -1,0 +1,45 @@
+"""`tensorcost baseline [PATHS] [--output tensorcost-baseline.json]`: write the cost baseline
+(Contract 8) that `tensorcost check --baseline FILE` compares against."""
+
+from __future__ import annotations
+
+from ..config.project_config import ConfigResolver
+from ..runner import lint_paths
+from .check_command import add_common_arguments, check_paths, overrides_from
+from .output_files import files_in_use, write_file
+
+DEFAULT_OUTPUT = "tensorcost-baseline.json"
+
+
+def add_arguments(parser) -> None:
+    add_common_arguments(parser)
+    parser.add_argument("--output", default=DEFAULT_OUTPUT, metavar="FILE",
+                        help=f"where to write the baseline (default {DEFAULT_OUTPUT}; `-` for stdout)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument("--cache-dir", metavar="DIR", help="result cache directory")
+
+
+def run(args) -> int:
+    import sys
+
+    from ..baseline.collect import collect
+    from ..baseline.document import current, encode
+
+    paths = args.paths or ["."]
+    check_paths(paths)
+    resolver = ConfigResolver(overrides_from(args))
+    cache = None
+    if not args.no_cache:
+        from ..cache import ResultCache
+
+        cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
+    report = lint_paths(paths, resolver, cache=cache)
+    collected = collect(report, resolver)
+    sites = collected.sites
+    data = encode(current({key: site.costs for key, site in sites.items()}, collected.configs or [resolver.for_path(".")]))
+    if args.output == "-":
+        sys.stdout.write(data.decode("utf-8"))
+        return 0
+    write_file(args.output, data, "--output", files_in_use(report, resolver))
+    print(f"tensorcost: wrote {len(sites)} site(s) to {args.output}")
+    return 0
