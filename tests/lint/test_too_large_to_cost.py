@@ -52,6 +52,10 @@ def test_d3_four_operand_einsum_through_check(tmp_path):
     ran = tensorcost_in(tmp_path, "check", "chain.py", "--dim", "n=8192", "--no-cache", "--format", "json")
     report = json.loads(ran.stdout)
     assert [f["code"] for f in report["findings"]] == ["TCL403", "TCL404"]
+    # TCL403's fix makes the site small enough to cost exactly: 3.3 TFLOP in the best order
+    ran = tensorcost_in(tmp_path, "check", "chain.py", "--dim", "n=8192", "--no-cache", "--fix")
+    assert ran.returncode == 0 and 'd, optimize="optimal")' in (tmp_path / "chain.py").read_text()
+    assert ran.stdout.splitlines()[-1] == "All checks passed (checked 1 file; costed 1 of 1 call site)"
 
 
 def test_d3_execution_count_at_the_ceiling_is_too_large(tmp_path):
