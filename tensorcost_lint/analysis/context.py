@@ -102,7 +102,10 @@ class UnitContext:
         """Record a tensor binding (or use) of `name` at `node`, when the recorder keeps bindings."""
         if self.recorder.bindings is None:
             return  # no position is resolved for a binding nobody asked for
-        line, column, end_line, end_column = self.position(node)
+        try:
+            line, column, end_line, end_column = self.position(node)
+        except KeyError:
+            return  # a node the analysis made itself has no place in the file to show
         self.recorder.bindings.append(Binding(name, kind, line, column, end_line, end_column, fact))
 
     def report(self, fact, node_or_position, offset: int = 0) -> None:
