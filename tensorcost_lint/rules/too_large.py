@@ -15,7 +15,14 @@ from .base import Example, Rule
 
 # the estimator's field names, in words
 _COUNTS = {"flops": "FLOP count", "elements": "element count", "intermediate_elements": "intermediate's element count",
-           "live_elements": "live element count"}
+           "live_elements": "live element count", "traffic_bytes": "bytes moved", "retained_bytes": "retained bytes",
+           "scores": "attention scores' size", "bytes": "byte count"}
+
+
+def _count_words(field: str) -> str:
+    if field.endswith(".shape"):  # a tensor's elements or bytes: `operand0.shape`, `output.shape`
+        return f"{field[:-len('.shape')]} tensor size"
+    return _COUNTS.get(field, f"{field.replace('_', ' ')} count")
 
 
 def approximately(count: int) -> str:
@@ -77,7 +84,10 @@ class TooLargeToCost(Rule):
             needs = f"{formula}{with_sizes}{per_run}, " if formula else ""
             return (f"{head} as executed needs {needs}≈ {approximately(fact.flops)} FLOP, which exceeds 2**63−1 "
                     f"(≈ 9.22e18): no numbers are reported for this site")
-        what = _COUNTS.get(fact.count, f"{fact.count.replace('_', ' ')} count")
-        with_sizes = f" (with {bound}{per_run})" if bound or per_run else ""
+        what = _count_words(fact.count)
+        notes = [f"with {bound}"] if bound else []
+        if fact.runs != 1:
+            notes.append(f"× execution.count {fact.runs}")
+        with_sizes = f" ({', '.join(notes)})" if notes else ""
         return (f"{head}: its {what}{with_sizes} exceeds 2**63−1 (≈ 9.22e18): no numbers are reported "
                 f"for this site")

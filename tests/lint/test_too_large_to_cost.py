@@ -105,3 +105,20 @@ def test_d3_twelve_operand_einsums(tmp_path):
     (tmp_path / "twelve.py").write_text(TWELVE)
     ran = tensorcost_in(tmp_path, "check", "twelve.py", "--dim", "n=1048576", "--no-cache")
     assert ran.returncode == 1 and " TCL404 too large to cost exactly: " in ran.stdout
+
+
+def test_d3_a_byte_count_past_the_range_is_named_when_the_flops_are_not():
+    source = """
+import torch
+from jaxtyping import Float32
+from torch import Tensor
+
+
+def apply(a: Float32[Tensor, "m k"], v: Float32[Tensor, "k"]):
+    return a @ v
+"""
+    # 2*m*k = 6.9e18 FLOP is in range; operand a holds 4*m*k = 1.4e19 bytes, which is not
+    result = lint(source, {"dims": {"m": 3 * 2**30, "k": 2**30}})
+    assert _found(result) == [
+        "8:12 TCL404 too large to cost exactly: `a @ v`: its operand0 tensor size (with m=3221225472, k=1073741824) "
+        "exceeds 2**63−1 (≈ 9.22e18): no numbers are reported for this site"]
