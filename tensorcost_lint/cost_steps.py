@@ -50,7 +50,7 @@ def costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operat
     return _cost_single(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
 
 
-def _relabel(site_shapes) -> tuple[tuple[str, ...], str, dict]:
+def relabel(site_shapes) -> tuple[tuple[str, ...], str, dict]:
     """Map the model's labels (ellipsis labels are private characters) to a-zA-Z for the estimator."""
     table: dict[str, str] = {}
     for label in "".join(site_shapes.inputs) + site_shapes.output:
@@ -78,7 +78,7 @@ def _bytes_polynomial(dims, dtype) -> Polynomial | None:
 
 def _cost_single(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> CostedSteps:
     model = site.shapes
-    inputs, output, _ = _relabel(model)
+    inputs, output, _ = relabel(model)
     tensors = tuple(TensorSpec(f"operand{i}", shape, operand) for i, shape in enumerate(shapes))
     plan = contraction_plan(
         operation=f"{site.operation} at line {site.line}", operation_class=operation_class, inputs=tensors,
@@ -116,13 +116,13 @@ def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation
         operation_class=operation_class, **_common(config),
     )
     model = site.shapes
-    flops_poly = _attention_polynomial(model, plan.causal)
+    flops_poly = attention_polynomial(model, plan.causal)
     bytes_poly = _bytes_polynomial([model.dims[label] for label in model.output], output_dtype)
     # in both layouts the output is the query's shape with the value's head dim
     return CostedSteps((_step(plan),), given, operand.name, given[0][:-1] + given[2][-1:], flops_poly, bytes_poly)
 
 
-def _attention_polynomial(model, causal: bool):
+def attention_polynomial(model, causal: bool):
     """2·(batch·q·k)·d + 2·(batch·q·k)·e; causal with q and k the same dim: q·k → q(q+1)/2."""
     # roles by label, whatever the layout: the query's own label is the one the key lacks
     q_labels, k_labels, v_labels = model.inputs
@@ -161,11 +161,9 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     """A multi-operand einsum: each pairwise step of the executed path is its own checked plan;
     FLOPs and traffic add up, and so do the steps' bounds (they run one after another)."""
     model = site.shapes
-    inputs, output, table = _relabel(model)
+    inputs, output, table = relabel(model)
     network = build_network(",".join(inputs) + "->" + output, shapes)
-    framework = _PLANNED_FRAMEWORKS.get(site.framework, "torch")
-    if site.framework == "einops":
-        framework = {"numpy": "numpy", "jax": "jax"}.get(_operand_framework(site), "torch")
+    framework = planned_framework(site)
     execution = framework_execution(framework, network, optimize=site.einsum.optimize if site.einsum else None,
                                     torch_strategy=config.torch_einsum)
     back = {v: model.dims[k] for k, v in table.items()}
@@ -199,6 +197,13 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     bytes_poly = _bytes_polynomial([model.dims[c] for c in model.output], output_dtype)
     return CostedSteps(tuple(_step(plan) for plan in plans), tuple(shapes), operand.name, final.output.shape,
                        flops_poly, bytes_poly, execution, network, largest or None)
+
+
+def planned_framework(site) -> str:
+    """The planner's name for the framework that executes the site's einsum (einops: its operands')."""
+    if site.framework == "einops":
+        return {"numpy": "numpy", "jax": "jax"}.get(_operand_framework(site), "torch")
+    return _PLANNED_FRAMEWORKS.get(site.framework, "torch")
 
 
 def _operand_framework(site) -> str | None:

@@ -38,6 +38,7 @@ class LintResult:
     sizes: dict = field(default_factory=dict)
     skipped: bool = False  # the prefilter found nothing to analyse
     site_records: list | None = None  # JSON site records, when the result came from the cache
+    bindings: list = field(default_factory=list)  # analysis.context.Binding, when lint_source was asked
 
     def records(self, config) -> list[dict]:
         """Contract 6 site records with per-file ids (cached, or made from the analysis)."""
@@ -103,15 +104,17 @@ def _syntax_error(path: str, text: str, error) -> Finding:
     return Finding(path, line, column, SYNTAX_ERROR_CODE, "error", f"SyntaxError: {message}")
 
 
-def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True, tree=None) -> LintResult:
-    """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8)."""
+def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True, tree=None,
+                bindings: bool = False) -> LintResult:
+    """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8);
+    `bindings`: also keep each tensor binding and use (the language server's hints and hover)."""
     result = LintResult(path)
     codes = enabled_codes(config.select, config.extend_select, config.ignore_for(path))
     if prefilter and not may_have_findings(text):
         result.skipped = True
         return result
     try:
-        analysis = analyse_source(text, path, config, config.cli_dims, tree=tree)
+        analysis = analyse_source(text, path, config, config.cli_dims, tree=tree, bindings=bindings)
     except (SyntaxError, cst.ParserSyntaxError) as error:
         result.findings.append(_syntax_error(path, text, error))
         return result
@@ -124,6 +127,7 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
             result.findings.append(_internal_error(path, error))
         return result
     result.sizes = analysis.sizes
+    result.bindings = analysis.bindings or []
     for site in analysis.sites:
         try:
             cost = cost_site(site, analysis.sizes, config, describe)

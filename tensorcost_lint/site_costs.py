@@ -11,12 +11,13 @@ import hashlib
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
-from estimator import EstimatorError, normalize_dtype
+from estimator import CountOverflow, EstimatorError, normalize_dtype
 from shape_annotations import Polynomial, ShapeError, Unknown, evaluate_dim, free_names, render_dim
 
 from .analysis.call_site import CallSite
 from .chain_costs import ChainOrder, chain_order
 from .cost_steps import CostedSteps, costed_steps
+from .overflow_costs import TooLarge, too_large
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class SiteCost:
     largest_intermediate_bytes: int | None = None
     plans: tuple = ()  # the checked estimator plans behind these numbers (one per executed step)
     chain_order: ChainOrder | None = None  # an `a @ b @ c` chain: its cost as written and at best
+    too_large: object = None  # analysis.problems.CountTooLarge: a count passed 2**63-1, so no numbers
 
     @property
     def flops_formula(self) -> str | None:
@@ -132,10 +134,13 @@ def cost_site(site: CallSite, sizes: dict, config, describe) -> SiteCost:
     """`describe(fact)`: a shape problem in words (the rules own them; costing only passes them on)."""
     chain = chain_order(site.chain, sizes) if site.chain is not None else None
     outcome = _costed(site, sizes, config, describe)
+    if type(outcome) is TooLarge:
+        return SiteCost(False, describe(outcome.fact, sizes), chain_order=chain, too_large=outcome.fact,
+                        network=outcome.network, execution=outcome.execution)
     return unresolved(outcome, chain) if type(outcome) is str else aggregate(outcome, chain)
 
 
-def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | str:
+def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | TooLarge | str:
     """The site's steps, or why it cannot be costed in the user's words."""
     if site.unresolved:
         return site.unresolved
@@ -172,6 +177,8 @@ def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | str:
         operation_class = "dense-matmul-tf32"
     try:
         return costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
+    except CountOverflow as error:
+        return too_large(site, bound_shapes, sizes, config, error)
     except EstimatorError as error:
         return f"{error.trap}: {error.reason}"
 

@@ -11,6 +11,8 @@
   version is dropped if not started, and its result discarded if it was running.
 - Transport (`lsp_transport`): requests with invalid params get error -32602, frames are capped,
   and `exit` leaves at once without joining a running lint.
+- Inlay hints with each tensor assignment's inferred shape, and hover on any tensor variable
+  (`tensor_hints`; the analysis records the bindings, that module words them).
 
 Engine positions are 1-based code points; LSP positions are 0-based in the negotiated encoding
 (UTF-16 unless the client offers another), so every position goes through the document's codec.
@@ -35,6 +37,7 @@ from ..formats.sarif import rule_help_uri
 from .config_problems import resolve_config
 from .lsp_transport import AnsweringProtocol, exit_now, serve_stdio
 from .cost_hover import hover_markdown, site_at
+from .tensor_hints import binding_at, inlay_hints, variable_hover
 
 SOURCE = "tensorcost"
 SEVERITIES = {
@@ -83,7 +86,7 @@ class TensorCostServer(LanguageServer):
         config, problem = resolve_config(ConfigResolver(self.overrides).for_path, path)
         if config is None:
             return Linted(text, path, None, LintResult(path, [problem]))
-        return Linted(text, path, config, lint_source(text, path, config))
+        return Linted(text, path, config, lint_source(text, path, config, bindings=True))
 
     async def lint_in_background(self, text: str, path: str) -> Linted:
         return await asyncio.get_running_loop().run_in_executor(self.lint_executor, self.lint_text, text, path)
@@ -100,6 +103,18 @@ class TensorCostServer(LanguageServer):
         then, now = document_lines(linted.text), document_lines(text)
         if not (0 <= line < len(then) and line < len(now)) or then[line].rstrip("\r\n") != now[line].rstrip("\r\n"):
             return None
+        return linted
+
+    async def current(self, uri: str) -> Linted:
+        """The lint of the document's text as it is now, linting it if the last run is stale: inlay
+        hints must sit where the text is (hover and code actions never wait; see above)."""
+        document = self.workspace.get_text_document(uri)
+        text = document.source
+        linted = self.linted.get(uri)
+        if linted is None or linted.text != text:
+            linted = await self.lint_in_background(text, document.path)
+            if self.workspace.get_text_document(uri).source == text:
+                self.linted[uri] = linted
         return linted
 
     def finished_for_text(self, uri: str) -> Linted | None:
@@ -207,6 +222,13 @@ def code_actions(uri: str, linted: Linted, lines, codec, wanted: types.Range) ->
     return actions
 
 
+def _engine_range(codec, lines, span) -> types.Range:
+    """A span with 1-based engine columns (end exclusive) in the client's units."""
+    return codec.range_to_client_units(lines, types.Range(
+        start=types.Position(line=span.line - 1, character=span.column - 1),
+        end=types.Position(line=span.end_line - 1, character=span.end_column - 1)))
+
+
 def _wants_markdown(server: LanguageServer) -> bool:
     hover = getattr(getattr(server.client_capabilities, "text_document", None), "hover", None)
     formats = getattr(hover, "content_format", None)
@@ -264,16 +286,36 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
         lines = document_lines(linted.text)
         codec = document.position_codec
         position = codec.position_from_client_units(lines, params.position)
+        kind = types.MarkupKind.Markdown if _wants_markdown(server) else types.MarkupKind.PlainText
+        variable = binding_at(linted.result.bindings, position.line + 1, position.character + 1)
+        described = variable and variable_hover(variable, linted.result.sizes, kind == types.MarkupKind.Markdown)
+        if described:
+            return types.Hover(contents=types.MarkupContent(kind=kind, value=described),
+                               range=_engine_range(codec, lines, variable))
         site_result = site_at(linted.result.sites, position.line + 1, position.character + 1)
         if site_result is None:
             return None
         site = site_result.site
         text = hover_markdown(site_result, linted.path, linted.config, linted.result.sizes, linted.result.findings)
-        kind = types.MarkupKind.Markdown if _wants_markdown(server) else types.MarkupKind.PlainText
         site_range = codec.range_to_client_units(lines, types.Range(
             start=types.Position(line=site.line - 1, character=site.column - 1),
             end=types.Position(line=site.end_line - 1, character=site.end_column - 1)))
         return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=site_range)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    async def inlay_hint(params: types.InlayHintParams) -> list[types.InlayHint] | None:
+        uri = params.text_document.uri
+        if uri not in server.open_documents:
+            return None
+        linted = await server.current(uri)
+        document = server.workspace.get_text_document(uri)
+        lines = document_lines(linted.text)
+        codec = document.position_codec
+        wanted = codec.range_from_client_units(lines, params.range)
+        return [types.InlayHint(
+            position=codec.position_to_client_units(lines, types.Position(line=hint.line - 1, character=hint.column - 1)),
+            label=hint.label, kind=types.InlayHintKind.Type, padding_left=False)
+            for hint in inlay_hints(linted.result.bindings, linted.result.sizes, wanted.start.line + 1, wanted.end.line + 1)]
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))

@@ -42,12 +42,29 @@ class FileSettings:
     alias_strings: Mapping = field(default_factory=dict)  # id(AString) in an alias -> (unit, value node)
 
 
-class Recorder:
-    """What the analysis of one file produces: call sites and reported facts, in recording order."""
+@dataclass(frozen=True)
+class Binding:
+    """A tensor name the analysis bound (a parameter, an assignment target) or looked up (a later
+    use), with the fact it held there — for the editor's inlay hints and hover. Facts only, no words;
+    1-based columns, end exclusive."""
 
-    def __init__(self) -> None:
+    name: str
+    kind: str  # "parameter" | "assignment" | "use"
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    fact: object  # facts.TensorFact
+
+
+class Recorder:
+    """What the analysis of one file produces: call sites and reported facts, in recording order,
+    and — only when asked (the language server), since each needs a position — the bindings."""
+
+    def __init__(self, bindings: bool = False) -> None:
         self.sites: list = []
         self.reported: list = []  # problems.Reported
+        self.bindings: list | None = [] if bindings else None  # Binding
 
     def site(self, site) -> None:
         self.sites.append(site)
@@ -80,6 +97,16 @@ class UnitContext:
     def code(self, node) -> str:
         text = self.module.code_for_node(node).strip()
         return " ".join(text.split()) if "\n" in text else text
+
+    def bind(self, name: str, kind: str, node, fact) -> None:
+        """Record a tensor binding (or use) of `name` at `node`, when the recorder keeps bindings."""
+        if self.recorder.bindings is None:
+            return  # no position is resolved for a binding nobody asked for
+        try:
+            line, column, end_line, end_column = self.position(node)
+        except KeyError:
+            return  # a node the analysis made itself has no place in the file to show
+        self.recorder.bindings.append(Binding(name, kind, line, column, end_line, end_column, fact))
 
     def report(self, fact, node_or_position, offset: int = 0) -> None:
         """The one way the analysis states a problem: a typed fact at a node (or a (line, column))."""

@@ -71,6 +71,8 @@ class Evaluator:
         name = node.value
         known = self.env.get(name)
         if known is not None:
+            if type(known) is TensorFact:
+                self.ctx.bind(name, "use", node, known)
             return known
         if name in CONFIG_NAMES:
             return CONFIG  # `cfg: HookedTransformerConfig` is still the config object
@@ -117,6 +119,8 @@ class Evaluator:
         fact = self.eval(node.value)
         if isinstance(node.target, cst.Name):
             self.env[node.target.value] = fact
+            if type(fact) is TensorFact:
+                self.ctx.bind(node.target.value, "assignment", node.target, fact)
         return fact
 
     def _eval_Await(self, node):

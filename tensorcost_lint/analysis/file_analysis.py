@@ -39,6 +39,7 @@ class FileAnalysis:
     reported: list  # problems.Reported
     sizes: dict
     flags: FileFlags
+    bindings: list | None = None  # context.Binding, when asked for
 
 
 def read_pragmas(text: str, recorder: Recorder) -> dict:
@@ -167,10 +168,12 @@ def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], sele
             analyse_function(ctx, node, dict(env))
 
 
-def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, tree=None) -> FileAnalysis:
+def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, tree=None,
+                   bindings: bool = False) -> FileAnalysis:
     """Analyse a file. Raises SyntaxError (from `ast`) on invalid Python; `tree` may be the stdlib
-    tree a host already parsed (flake8 hands its plugins one)."""
-    recorder = Recorder()
+    tree a host already parsed (flake8 hands its plugins one). `bindings`: also record each tensor
+    binding and use (the editor's hints and hover)."""
+    recorder = Recorder(bindings)
     pragma_sizes = read_pragmas(text, recorder)
     sizes = merge_dim_bindings(config.dims, pragma_sizes, cli_dims or {})
     if tree is None:
@@ -194,4 +197,4 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     # resolving any position (sites in one unit are recorded in evaluation order).
     ordered = sorted(recorder.sites, key=lambda site: site.span.order)
     sites = [replace(site, id=index) for index, site in enumerate(ordered)]
-    return FileAnalysis(sites, recorder.reported, sizes, settings.flags)
+    return FileAnalysis(sites, recorder.reported, sizes, settings.flags, recorder.bindings)

@@ -250,6 +250,8 @@ class FunctionFlow:
     def assign(self, target, fact, value_node) -> None:
         if isinstance(target, cst.Name):
             self.env[target.value] = fact
+            if type(fact) is TensorFact:
+                self.ctx.bind(target.value, "assignment", target, fact)
         elif isinstance(target, (cst.Tuple, cst.List)):
             self._unpack(target, fact, value_node)
         elif isinstance(target, cst.Attribute):
@@ -322,6 +324,10 @@ def _parameters(ctx, node: cst.FunctionDef, env: dict, self_fact) -> dict:
 
 def analyse_function(ctx, node: cst.FunctionDef, env: dict, self_fact=None, autocast: str | None = None) -> None:
     flow_env = _parameters(ctx, node, env, self_fact)
+    params = node.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        if type(flow_env.get(param.name.value)) is TensorFact:
+            ctx.bind(param.name.value, "parameter", param.name, flow_env[param.name.value])
     outer = Evaluator(ctx, dict(env), autocast)
     for decorator in node.decorators:
         outer.eval(decorator.decorator)

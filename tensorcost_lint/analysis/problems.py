@@ -178,3 +178,20 @@ class Reported:
     fact: object
     line: int
     column: int
+
+
+# -- stated by costing ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CountTooLarge:
+    """A count of the site (FLOPs, bytes, elements) passes 2**63-1, the range counted exactly, so
+    the site has no numbers. `flops` is the executed FLOPs as an unbounded int when the executed
+    path is known (it may itself be in range when another count overflowed); `formula` the FLOPs as a
+    Polynomial of the dims (None when not a polynomial); `sizes` the bound dims it names."""
+
+    expression: str
+    count: str  # the estimator's field that overflowed: "flops", "traffic_bytes", "elements", ...
+    flops: int | None
+    formula: object  # shape_annotations.Polynomial | None, already times `runs`
+    sizes: tuple  # (name, size) pairs
+    runs: int = 1  # execution.count

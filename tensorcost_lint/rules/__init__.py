@@ -12,13 +12,14 @@ from .implicit_broadcast import ImplicitBatchBroadcast
 from .internal_error import InternalError
 from .materialization import IntermediateOverBudget, QuadraticMaterialization
 from .shape_contracts import ShapeContradiction, ShapeParseError
+from .too_large import TooLargeToCost
 
 ALL_RULES: tuple[Rule, ...] = (
     ShapeParseError(), ShapeContradiction(),
     MatmulContractionMismatch(), EinsumContractMismatch(),
     ImplicitBatchBroadcast(),
     NarrowingAccumulation(), IncompatibleAccumulation(), MixedOperandDtypes(),
-    QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(),
+    QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(), TooLargeToCost(),
     CostLedger(), LatencyBudget(),
     CostRegression(),
     InternalError(),

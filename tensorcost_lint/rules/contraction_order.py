@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from estimator import EstimatorError
+from estimator.counting import MAX_COUNT
 from estimator.planner import EXACT_LIMIT, best_order, fix_argument, is_exact
 
+from ..cost_steps import planned_framework
 from ..findings import Fix
 from .base import Example, Rule
 from .messages import format_flops
@@ -60,7 +63,10 @@ class CostlyContractionOrder(Rule):
         cost, site = result.cost, result.site
         if site.chain is not None:
             yield from self._check_chain(result, context)
-        if not cost.resolved or cost.execution is None or cost.network is None:
+        if cost.network is None or not (cost.resolved or cost.too_large is not None):
+            return
+        if cost.execution is None:
+            yield from self._check_overflowed(result, context)
             return
         best = best_order(cost.network)
         executed = cost.execution.flops
@@ -70,7 +76,38 @@ class CostlyContractionOrder(Rule):
         regret = context.config.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
-        framework = cost.execution.framework
+        remedy, fix = self._remedy(cost.execution.framework, best, result, context)
+        yield self.at_site(context, result, (
+            f"costly contraction order: {cost.execution.description} costs {format_flops(executed)} vs "
+            f"{format_flops(best.flops)} for {_best_name(best)} {[tuple(s) for s in best.path]} "
+            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); {remedy}"), fix=fix)
+
+    def _check_overflowed(self, result, context):
+        """The executed order's FLOPs pass 2**63-1 (TCL404 says so) while the best order may be in
+        range: the ratio is then more than 2**63 / best, and the order still worth fixing."""
+        cost, fact = result.cost, result.cost.too_large
+        if fact.runs != 1:  # execution.count multiplied an order in range: the orders were compared once
+            return
+        if not (fact.flops > MAX_COUNT if fact.flops is not None else fact.count == "flops"):
+            return
+        try:
+            best = best_order(cost.network)
+        except EstimatorError:
+            return  # the best order overflows too: TCL404 alone
+        if best.flops <= 0:
+            return
+        ratio = Fraction(MAX_COUNT + 1, best.flops)
+        regret = context.config.budgets.contraction_regret
+        if ratio < Fraction(str(regret)):
+            return
+        remedy, fix = self._remedy(planned_framework(result.site), best, result, context)
+        yield self.at_site(context, result, (
+            f"costly contraction order: more than {format_flops(MAX_COUNT + 1)} as executed vs "
+            f"{format_flops(best.flops)} for {_best_name(best)} {[tuple(s) for s in best.path]} "
+            f"(×{_ratio_text(ratio)} or more ≥ contraction_regret {regret}); {remedy}"), fix=fix)
+
+    def _remedy(self, framework, best, result, context):
+        site = result.site
         fix = None
         remedy = fix_argument(framework, best.path)
         if site.framework == "numpy" and (site.einsum is None or site.einsum.optimize is None):
@@ -81,10 +118,7 @@ class CostlyContractionOrder(Rule):
             path = ", ".join(str(tuple(step)) for step in best.path)
             remedy = (f"reorder the operands, use opt_einsum.contract(..., optimize=[{path}]), or set "
                       "frameworks.torch_einsum: opt-einsum if opt_einsum is installed")
-        yield self.at_site(context, result, (
-            f"costly contraction order: {cost.execution.description} costs {format_flops(executed)} vs "
-            f"{format_flops(best.flops)} for {_best_name(best)} {[tuple(s) for s in best.path]} "
-            f"(×{_ratio_text(ratio)} ≥ contraction_regret {regret}); {remedy}"), fix=fix)
+        return remedy, fix
 
     def _check_chain(self, result, context):
         """`a @ b @ c` runs as written, `(a @ b) @ c`; a matrix chain's best order can be far cheaper."""

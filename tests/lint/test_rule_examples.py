@@ -70,6 +70,12 @@ EXPECTED = {
     "TCL403-invalid-2": (
         '7:12 TCL403 costly contraction order: `h @ w_down @ w_up @ probe` runs as written, `((h @ w_down) @ w_up) @ probe`, costing 4.33 GFLOP vs 34.6 MFLOP (×125.1 ≥ contraction_regret 4); write `h @ (w_down @ (w_up @ probe))`',
     ),
+    "TCL404-invalid-0": (
+        '7:12 TCL404 too large to cost exactly: `np.einsum("ij,jk,kl,lm->im", a, b, c, d, optimize="optimal")` as executed needs 6*n^3 FLOP with n=4194304, ≈ 4.4e20 FLOP, which exceeds 2**63−1 (≈ 9.22e18): no numbers are reported for this site',
+    ),
+    "TCL404-invalid-1": (
+        '7:12 TCL404 too large to cost exactly: `a @ b` as executed needs 2147483648 FLOP per run × execution.count 9223372036854775807, ≈ 2.0e28 FLOP, which exceeds 2**63−1 (≈ 9.22e18): no numbers are reported for this site',
+    ),
     "TCL501-invalid-0": (
         '6:12 TCL501 cost: 8.19 kFLOP (2*b*h*s^2*d), output [b=1, h=2, s=16, d=8] float32 1.02 kB, traffic 4.1 kB across hbm-to-compute, intensity 2 FLOP/B, lower bound 1.223 ns on h100-sxm (TRAFFIC-bound)',
     ),
