@@ -11,6 +11,8 @@ from estimator.contraction import flops_per_point
 from estimator.planner import build_network, framework_execution
 from shape_annotations import Polynomial
 
+from .analysis.facts import operand_framework
+
 _PLANNED_FRAMEWORKS = {"torch": "torch", "numpy": "numpy", "jax": "jax", "opt_einsum": "opt_einsum", "einops": "torch"}
 
 
@@ -165,7 +167,7 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     network = build_network(",".join(inputs) + "->" + output, shapes)
     framework = _PLANNED_FRAMEWORKS.get(site.framework, "torch")
     if site.framework == "einops":
-        framework = {"numpy": "numpy", "jax": "jax"}.get(_operand_framework(site), "torch")
+        framework = {"numpy": "numpy", "jax": "jax"}.get(operand_framework(site.operands), "torch")
     execution = framework_execution(framework, network, optimize=site.einsum.optimize if site.einsum else None,
                                     torch_strategy=config.torch_einsum)
     back = {v: model.dims[k] for k, v in table.items()}
@@ -200,9 +202,3 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     return CostedSteps(tuple(_step(plan) for plan in plans), tuple(shapes), operand.name, final.output.shape,
                        flops_poly, bytes_poly, execution, network, largest or None)
 
-
-def _operand_framework(site) -> str | None:
-    for operand in site.operands:
-        if operand.framework:
-            return operand.framework
-    return None
