@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .dim_records import BinOp, Const, DimExpr, Sym, Unknown, contains_unknown, free_names, render_dim
+from .dim_records import BinOp, Const, DimExpr, Sym, contains_unknown, fold_dim, free_names, render_dim
 from .errors import ShapeError
 from .limits import MAX_SIZE
 
@@ -33,20 +33,22 @@ def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
 
 
 def _value(d: DimExpr, sizes: Mapping[str, int]) -> int:
-    if type(d) is Const:
-        return d.value
-    if type(d) is Sym:
-        return sizes[d.name]
-    if type(d) is Unknown:  # excluded by the caller; kept for a clear failure if reached
-        raise ShapeError("an unknown dimension has no size")
-    assert type(d) is BinOp
-    left = _value(d.left, sizes)
-    right = _value(d.right, sizes)
-    if d.op == "+":
+    def leaf(d: DimExpr) -> int:
+        if type(d) is Const:
+            return d.value
+        if type(d) is Sym:
+            return sizes[d.name]
+        raise ShapeError("an unknown dimension has no size")  # excluded by the caller; a clear failure if reached
+
+    return fold_dim(d, leaf, _combine)
+
+
+def _combine(op: str, left: int, right: int, d: BinOp) -> int:
+    if op == "+":
         return left + right
-    if d.op == "-":
+    if op == "-":
         return left - right
-    if d.op == "*":
+    if op == "*":
         return left * right
     if right <= 0:
         raise ShapeError(f"{render_dim(d)}: divisor {render_dim(d.right)} is {right}, not a positive size")

@@ -51,6 +51,15 @@ class Unknown:
 DimExpr = Union[Sym, Const, BinOp, Unknown]
 
 
+def fold_dim(d: DimExpr, leaf, combine):
+    """The one bottom-up fold over a dim expression: `leaf(d)` at a Const, Sym or Unknown,
+    `combine(op, left, right, d)` at a BinOp with its operands' folded values (evaluation to a
+    size and conversion to a polynomial are both this fold)."""
+    if type(d) is BinOp:
+        return combine(d.op, fold_dim(d.left, leaf, combine), fold_dim(d.right, leaf, combine), d)
+    return leaf(d)
+
+
 def dim_from_int(n: int) -> Const:
     if type(n) is not int:
         raise TypeError(f"dim_from_int expects an int, got {type(n).__name__}")

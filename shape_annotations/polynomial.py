@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from .dim_evaluation import evaluate_dim
 from .dim_parser import parse_dim_expr
-from .dim_records import BinOp, Const, DimExpr, Sym, free_names, render_dim
+from .dim_records import BinOp, Const, DimExpr, Sym, fold_dim, free_names, render_dim
 from .errors import ShapeError
 from .limits import MAX_SIZE
 
@@ -86,27 +86,28 @@ class Polynomial:
     @classmethod
     def from_dim(cls, d: DimExpr) -> Polynomial | None:
         """The polynomial of a dimension expression; None when any part of it is Unknown."""
-        if type(d) is Sym:
-            return cls.atom(d.name)
-        if type(d) is Const:
-            return cls.const(d.value)
-        if type(d) is not BinOp:
-            return None
-        left = cls.from_dim(d.left)
-        right = cls.from_dim(d.right)
-        if left is None or right is None:
-            return None
-        if d.op == "+":
-            return left + right
-        if d.op == "-":
-            return left - right
-        if d.op == "*":
-            return left * right
-        quotient = left.exact_quotient(right)
-        if quotient is not None:
-            return quotient
-        text = render_dim(BinOp("//", left.to_dim(canonical=True), right.to_dim(canonical=True)))
-        return cls._make({((text, 1),): 1}, (text,))
+
+        def leaf(d: DimExpr) -> Polynomial | None:
+            if type(d) is Sym:
+                return cls.atom(d.name)
+            return cls.const(d.value) if type(d) is Const else None
+
+        def combine(op: str, left, right, d) -> Polynomial | None:
+            if left is None or right is None:
+                return None
+            if op == "+":
+                return left + right
+            if op == "-":
+                return left - right
+            if op == "*":
+                return left * right
+            quotient = left.exact_quotient(right)
+            if quotient is not None:
+                return quotient
+            text = render_dim(BinOp("//", left.to_dim(canonical=True), right.to_dim(canonical=True)))
+            return cls._make({((text, 1),): 1}, (text,))
+
+        return fold_dim(d, leaf, combine)
 
     @classmethod
     def from_dims(cls, dims: Iterable[DimExpr]) -> Polynomial | None:

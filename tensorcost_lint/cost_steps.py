@@ -11,6 +11,8 @@ from estimator.contraction import flops_per_point
 from estimator.planner import build_network, framework_execution
 from shape_annotations import Polynomial
 
+from .analysis.facts import operand_framework
+
 _PLANNED_FRAMEWORKS = {"torch": "torch", "numpy": "numpy", "jax": "jax", "opt_einsum": "opt_einsum", "einops": "torch"}
 
 
@@ -202,12 +204,5 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
 def planned_framework(site) -> str:
     """The planner's name for the framework that executes the site's einsum (einops: its operands')."""
     if site.framework == "einops":
-        return {"numpy": "numpy", "jax": "jax"}.get(_operand_framework(site), "torch")
+        return {"numpy": "numpy", "jax": "jax"}.get(operand_framework(site.operands), "torch")
     return _PLANNED_FRAMEWORKS.get(site.framework, "torch")
-
-
-def _operand_framework(site) -> str | None:
-    for operand in site.operands:
-        if operand.framework:
-            return operand.framework
-    return None

@@ -13,7 +13,7 @@ from shape_annotations import ShapeError, Unknown, einops_einsum_axes, render_di
 
 from . import site_shapes
 from .call_site import AttentionOptions, CallSite, EinsumOptions, MatmulChain, Precision, SourceSpan, strip_parentheses
-from .facts import DTypeFact, SequenceFact, StringFact, TensorFact
+from .facts import DTypeFact, SequenceFact, StringFact, TensorFact, operand_framework
 from .interpreter import Interpreter
 from .literals import bool_value, int_tuple
 from .problems import Unparseable
@@ -21,10 +21,7 @@ from .site_registry import ACCUMULATION_KEYWORDS, FUNCTIONS, METHODS, OPERATOR_S
 
 
 def _framework_of(operands, ctx) -> str:
-    for operand in operands:
-        if type(operand) is TensorFact and operand.framework:
-            return operand.framework
-    return ctx.settings.primary_framework
+    return operand_framework(operands) or ctx.settings.primary_framework
 
 
 def _precision(interp, spec, framework: str, operands, args) -> Precision:

@@ -101,6 +101,11 @@ class SelfFact:
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None
 
 
+def operand_framework(operands) -> str | None:
+    """The framework of the first operand known to have one (how a method call or `@` is read)."""
+    return next((op.framework for op in operands if type(op) is TensorFact and op.framework), None)
+
+
 def merge_dims(a, b, sizes):
     return a if same_dim(a, b, sizes) else Unknown("branch")
 

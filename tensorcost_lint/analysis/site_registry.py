@@ -11,7 +11,6 @@ This module is plain data: no LibCST, no analysis imports, so every floor may re
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 # How the code reaches the call: a module-level function by its canonical name (`torch.matmul`,
@@ -102,12 +101,8 @@ MODULE_CLASSES = {spec.call_name: spec for spec in SITES if spec.form == MODULE}
 OPERATOR_SPEC = next(spec for spec in SITES if spec.form == OPERATOR)
 # Names a call to a site ends in: what unit selection looks for in a function's tree and text.
 CALL_NAMES = frozenset(spec.call_name for spec in SITES if spec.form in (FUNCTION, METHOD))
-
-
-def call_names_pattern() -> str:
-    """`@` or a call name as a word, or a module class: a file or unit without one holds no site."""
-    names = sorted(CALL_NAMES | set(MODULE_CLASSES))
-    return r"@|\b(?:" + "|".join(re.escape(n) for n in names) + r")\b"
+# A file holding none of these (nor `@`) holds no site: the engine's prefilter.
+PREFILTER_NAMES = CALL_NAMES | frozenset(MODULE_CLASSES)
 
 
 def shown_name(spec: SiteSpec) -> str:

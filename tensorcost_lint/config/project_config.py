@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from decimal import Decimal
 from pathlib import Path
@@ -50,6 +50,16 @@ class Budgets:
     regression: Decimal = Decimal(0)  # TCL601 with --baseline: allowed growth as a fraction (5% -> 0.05)
 
 
+# ProjectConfig fields that cannot change a file's findings, so stay out of its cache key
+NOT_IN_FINGERPRINT = {
+    "exclude": "decides which files are checked, not what a checked file reports",
+    "source": "where the config was read, for messages only",
+    "root": "resolves relative paths, whose effect is in the fields they fill",
+    "evidence_files": "their records enter the key as `hardware`",
+    "devices": "their records enter the key as `hardware`",
+}
+
+
 @dataclass(frozen=True)
 class ProjectConfig:
     dims: dict = field(default_factory=dict)
@@ -85,12 +95,15 @@ class ProjectConfig:
         return self.fingerprint()
 
     def fingerprint(self) -> str:
-        """Every field that can change a finding, as text (for the result cache key)."""
-        parts = [repr(sorted(self.dims.items())), repr(sorted(self.cli_dims.items()))]
-        parts += [repr(getattr(self, name)) for name in (
-            "sequence_dims", "default_dtype", "broadcast_policy", "budgets", "hardware_id", "traffic_boundary",
-            "execution", "torch_einsum", "select", "extend_select", "ignore", "per_file_ignores")]
-        parts += [repr(self.hardware)]
+        """Every field that can change a finding, as text (for the result cache key): derived from the
+        fields, so a field added later is in the key unless NOT_IN_FINGERPRINT says why not."""
+        parts = []
+        for item in fields(self):
+            if item.name in NOT_IN_FINGERPRINT:
+                continue
+            value = getattr(self, item.name)
+            parts.append(f"{item.name}={sorted(value.items())!r}" if isinstance(value, dict) else f"{item.name}={value!r}")
+        parts.append(f"hardware={self.hardware!r}")  # the evidence records themselves, wherever they came from
         return "\n".join(parts)
 
 
