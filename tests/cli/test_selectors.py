@@ -43,7 +43,7 @@ def test_the_ledger_when_named_exactly(clean, flag):
 @pytest.mark.parametrize("args, message", [
     (["--select", "TCL999"], "--select: unknown rule code or prefix 'TCL999'; did you mean TCL900?"),
     (["--select", "FOO"], "--select: unknown rule code or prefix 'FOO'; did you mean "),
-    (["--select", "TCL4,TCL40x"], "--select: unknown rule code or prefix 'TCL40X'; did you mean TCL403?"),
+    (["--select", "TCL4,TCL40x"], "--select: unknown rule code or prefix 'TCL40X'; did you mean TCL404?"),
     (["--extend-select", "TCL51"], "--extend-select: unknown rule code or prefix 'TCL51'; did you mean TCL501?"),
     (["--ignore", "TCL7"], "--ignore: unknown rule code or prefix 'TCL7'"),
     (["--extend-ignore", "TC"], "--extend-ignore: unknown rule code or prefix 'TC'; did you mean TCL?"),

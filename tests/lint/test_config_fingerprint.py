@@ -14,6 +14,7 @@ CHANGED = {
     "broadcast_policy": "strict", "budgets": Budgets(contraction_regret=Decimal(2)), "hardware_id": "a100-80gb",
     "traffic_boundary": "l2-to-compute", "torch_einsum": "opt-einsum", "select": ("TCL4",),
     "extend_select": ("TCL501",), "ignore": ("TCL201",), "execution": ExecutionPolicy(count=2),
+    "per_file_ignores": (("tests/*", "/tmp", ("TCL401",)),),
 }
 
 
