@@ -23,6 +23,7 @@ COMMANDS = {
     "calibrate": ("calibrate_command", "measure this machine and write hardware evidence"),
     "measure": ("measure_command", "run the planned operations on synthetic data and compare with the bound"),
     "lsp": ("lsp_command", "run the language server over stdio"),
+    "model": ("model_command", "whole-model FLOPs from an entry point (Contract 7)"),
     "init": ("init_command", "write a starter tensorcost.yaml naming the dims the code uses"),
 }
 
