@@ -79,7 +79,10 @@ def parse_input_spec(name: str, text: object, error) -> ModelInput:
 
 def read_dims_from(path: Path, source: str, key: str) -> dict[str, int]:
     """Each integer field (not bool) of a Hugging Face config.json is a dim of its name."""
-    text = read_text_file(path, str(path))
+    try:
+        text = read_text_file(path, str(path))
+    except ConfigError as problem:  # named by the config key that points at the file
+        raise ConfigError(source, key, f"{path}: {problem.reason}") from None
     try:
         document = json.loads(text)
     except (ValueError, RecursionError) as problem:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const, evaluate_dim
+from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
 from ..analysis.evaluator import Evaluator
 from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
@@ -218,6 +218,26 @@ class ModelFlow(FunctionFlow):
             return flow.env, flow.state.returned
         return self._side(node.orelse.body, env)
 
+    def _grad_signature(self, env: dict) -> dict:
+        return {name: self.run_.needs_grad(value) or env.get(GRAD_TAINT + name) is True
+                for name, value in env.items() if not name.startswith(GRAD_TAINT)}
+
+    def _unpack(self, target, fact, value_node) -> None:
+        """`y, *rest = pair` and `_, x = pair` from a known sequence; anything else as before."""
+        elements = target.elements
+        starred = [i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)]
+        if len(starred) == 1 and type(fact) is SequenceFact and len(fact.items) >= len(elements) - 1:
+            star = starred[0]
+            tail = len(elements) - star - 1
+            items = fact.items
+            for element, item in zip(elements[:star], items[:star]):
+                self.assign(element.value, item, None)
+            self.assign(elements[star].value, SequenceFact(items[star:len(items) - tail]), None)
+            for element, item in zip(elements[star + 1:], items[len(items) - tail:]):
+                self.assign(element.value, item, None)
+            return
+        super()._unpack(target, fact, value_node)
+
     def _if(self, node: cst.If) -> None:
         decision = self.run_.decide(self.evaluator, node.test)
         if decision is True:
@@ -259,9 +279,20 @@ class ModelFlow(FunctionFlow):
         else:
             self.evaluator.eval(node.test)
             body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
+        before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
         with self.run_.collecting(repeat.entries):
             body_env = self._block(node.body, body_env)
+        if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
+            # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
+            # through a parameter): the first iteration costs what it did, the rest cost more
+            rest = Repeat(simplify_dim(BinOp("-", count, Const(1))), [])
+            repeat.count = Const(1)
+            self.run_.add(repeat)
+            self._with_env(body_env).assign(node.target, element, None)
+            with self.run_.collecting(rest.entries):
+                body_env = self._block(node.body, body_env)
+            repeat = rest
         self.run_.add(repeat)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env
         known = count is not None and _at_least_one(count, self.ctx.settings.sizes)

@@ -13,6 +13,7 @@ from shape_annotations import Sym, evaluate_dim
 
 from ..analysis import call_sites
 from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.interpreter import UNHANDLED
 from .model_flow import NONE, ModelEvaluator, ModelFlow, decide_literal
@@ -20,6 +21,7 @@ from .objects import BoolFact, Embedding, FunctionRef, Instance, ModuleDict, Mod
     Visit
 
 MAX_CALL_DEPTH = 64
+_CARRIED = "tensorcost_sequential_input"
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
             cst.Equal: "==", cst.NotEqual: "!="}
 
@@ -189,22 +191,37 @@ class ModelRun:
         return out
 
     def call_sequential(self, interp, node, sequential: Sequential, args):
+        """`self.net(x)`: each item applied in turn; an item's site is placed at the call."""
+        self.visit(sequential)
         fact = interp.eval(args.get(0))
         for module in sequential.items:
             fact = self._apply(interp, node, module, fact)
         return fact
 
     def _apply(self, interp, node, module, fact):
-        if type(module) is Embedding or type(module) is SelfFact or type(module) is Sequential:
-            return self._call_with_facts(interp, node, module, [fact])
-        if getattr(module, "kind", None) == "preserve" and type(fact) is TensorFact:
-            return fact.with_shape(fact.shape)
-        return None
-
-    def _call_with_facts(self, interp, node, module, facts):
-        if type(module) is SelfFact and self.instance(module) is not None:
-            return self._invoke(self.method_of(module, "forward"), facts, {}, node)
-        return None
+        interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
+        carried = CallArgs([cst.Name(_CARRIED)], {}, False)
+        try:
+            if type(module) is ModuleFact and module.kind == "linear":
+                return self.call_linear(interp, node, module, carried)
+            if type(module) is Embedding:
+                self.visit(module)
+                return self.call_embedding(interp, carried, module)
+            if type(module) is Sequential:
+                return self.call_sequential(interp, node, module, carried)
+            if type(module) is SelfFact and self.instance(module) is not None:
+                return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
+            if type(module) is ModuleFact and module.kind == "preserve":
+                self.visit(module)
+                if type(fact) is not TensorFact:
+                    return None
+                out = fact.with_shape(fact.shape)
+                if self.needs_grad(fact):
+                    self.mark(out)
+                return out
+            return None
+        finally:
+            interp.env.pop(_CARRIED, None)
 
     # -- calls -------------------------------------------------------------------------------------
     def _evaluate_args(self, interp, args):
