@@ -81,3 +81,41 @@ def test_gpt2_small_numbers(tmp_path, capsys):
         "tests/whole_model/fixtures/tinygpt/layers.py")
     head = sites[("head", "self.head(x[:, [-1], :])")]
     assert head["executions"] == 1 and head["flops"] == 2 * 2 * 1 * 768 * 50304
+
+
+def test_fused_attention_training_counts_flop_counter_modes_sdpa_formulas(tmp_path, capsys):
+    """With `self.flash` true the attention is one fused SDPA: FlopCounterMode's registered formulas
+    for the fused kernels (forward: two matmuls; backward: four gradient matmuls and the score
+    recompute) replace the manual branch's matmuls; every linear keeps its 2x backward."""
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+
+    dims = TINY
+    entry = f"{(tmp_path.cwd() / FIXTURE).as_posix()}:TinyGPT.forward"
+    (tmp_path / "tensorcost.yaml").write_text(f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\n")
+    argv = ["model", "--config", str(tmp_path / "tensorcost.yaml"), "--entry", entry, "--input", "idx=int64 B T",
+            "--input", "targets=int64 B T", "--mode", "training", "--assume", "self.flash=true", "--format", "json"]
+    assert main(argv) == 0
+    totals = json.loads(capsys.readouterr().out)["models"][0]["totals"]
+    manual_total, _ = _reference(dims, training=True)
+    batch, heads, steps = dims["B"], dims["n_head"], dims["T"]
+    head_dim = dims["n_embd"] // heads
+    shape = (batch, heads, steps, head_dim)
+    manual_attention = 3 * 2 * (2 * batch * heads * steps * steps * head_dim)  # two bmm, each 1 + 2 times
+    fused = sdpa_flop_count(shape, shape, shape) + sdpa_backward_flop_count(shape, shape, shape, shape)
+    assert totals["flops"] == manual_total + dims["n_layer"] * (fused - manual_attention)
+
+
+def test_unmasked_counts_only_the_scores_a_causal_mask_keeps(tmp_path, capsys):
+    dims = TINY
+    entry = f"{(tmp_path.cwd() / FIXTURE).as_posix()}:TinyGPT.forward"
+    (tmp_path / "tensorcost.yaml").write_text(f"dims: {json.dumps(dims)}\n")  # unmasked: the default
+    argv = ["model", "--config", str(tmp_path / "tensorcost.yaml"), "--entry", entry, "--input", "idx=int64 B T",
+            "--assume", "self.flash=true", "--format", "json"]
+    assert main(argv) == 0
+    totals = json.loads(capsys.readouterr().out)["models"][0]["totals"]
+    dense_total, _ = _reference(dims, training=False)
+    batch, heads, steps = dims["B"], dims["n_head"], dims["T"]
+    head_dim = dims["n_embd"] // heads
+    dense_attention = 2 * 2 * batch * heads * steps * steps * head_dim
+    kept_attention = 2 * batch * heads * (steps * (steps + 1) // 2) * 2 * head_dim
+    assert totals["flops"] == dense_total - dims["n_layer"] * (dense_attention - kept_attention)
