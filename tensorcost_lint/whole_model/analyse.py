@@ -20,6 +20,7 @@ class ModelResult:
     totals: Totals
     undecided: list
     problems: list
+    not_followed: list  # (path, line, column, expression, reason)
     classes: dict  # module path -> class name
     root: Path
 
@@ -57,4 +58,8 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
     run._invoke(function, [], keywords, None)
     totals = total(run.stack[0], sizes, config, entry.mode == "training")
-    return ModelResult(entry, totals, run.undecided, run.problems, run.classes, root)
+    not_followed = []
+    for ctx, node, reason in run.unfollowed:
+        line, column, _, _ = ctx.position(node)
+        not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
+    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root)

@@ -91,6 +91,8 @@ class ModelEvaluator(Evaluator):
             return UNHANDLED
         func = node.func
         if not _pure(func):
+            if isinstance(func, cst.Subscript) and name is None:
+                run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
             return UNHANDLED
         callee = self.eval(func)
         if type(callee) is ModuleFact:
@@ -108,6 +110,9 @@ class ModelEvaluator(Evaluator):
             return run.construct(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)
+        if callee is None and name is None and _module_like(func, self.env):
+            run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
+                                             "tree, or chosen at run time)")
         return UNHANDLED
 
 
@@ -132,6 +137,19 @@ def _names(target):
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for e in target.elements for n in _names(e.value)]
     return []
+
+
+def _module_like(func, env) -> bool:
+    """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
+    that may run a module; builtins and tensor methods are not listed."""
+    if isinstance(func, cst.Name):
+        return func.value in env and env[func.value] is None
+    if isinstance(func, cst.Attribute):
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        return isinstance(inner, cst.Name) and inner.value == "self"
+    return False
 
 
 def _pure(node) -> bool:

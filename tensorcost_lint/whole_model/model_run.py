@@ -53,7 +53,8 @@ class ModelRun:
         self.module = ""  # the module path whose code is running
         self.undecided: list = []
         self.building = 0  # inside a constructor: its branches cost nothing we count
-        self.problems: list = []  # (what, reason): calls that could not be followed
+        self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
+        self.unfollowed: list = []  # (unit context, call node, reason)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -81,6 +82,11 @@ class ModelRun:
 
     def record(self, site) -> None:
         self.add(SiteEntry(site, self.module, tuple(self.needs_grad(op) for op in site.operands)))
+
+    def not_followed(self, ctx, node, reason: str) -> None:
+        """A call that may run a module but is not followed: listed, since its cost is unknown."""
+        if self.building == 0 and all(seen is not node for _, seen, _ in self.unfollowed):
+            self.unfollowed.append((ctx, node, reason))
 
     def note_undecided(self, condition: str) -> None:
         if self.building == 0 and condition not in self.undecided:

@@ -58,6 +58,10 @@ def model_json(result, hardware_id: str) -> dict:
         "undecided": list(result.undecided),
         "unresolved_sites": sum(1 for row in rows if not row["resolved"]),
         "sites": rows,
+        # an addition to Contract 7: calls that may run a module but were not followed (cost unknown)
+        "not_followed": [{"path": _relative(path, result.root), "line": line, "column": column,
+                          "expression": expression, "reason": reason}
+                         for path, line, column, expression, reason in result.not_followed],
     }
 
 
@@ -103,6 +107,10 @@ def model_text(result, hardware_id: str) -> str:
     for row in rows:
         if not row["resolved"]:
             lines.append(f"  {row['path']}:{row['line']}:{row['column']}: {row['expression']}: {row['reason']}")
+    if data["not_followed"]:
+        lines.append(f"calls not followed (their cost is unknown): {len(data['not_followed'])}")
+        for call in data["not_followed"]:
+            lines.append(f"  {call['path']}:{call['line']}:{call['column']}: {call['expression']}: {call['reason']}")
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
     return "\n".join(lines)

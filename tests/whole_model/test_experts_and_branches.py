@@ -89,7 +89,8 @@ def test_unknown_stays_unknown(tmp_path, capsys, monkeypatch):
         "        z = torch.matmul(extra, y)\n"
         "        for _ in range(self.rounds()):\n"
         "            y = self.proj(y)\n"
-        "        return y\n")
+        "        y = self.layers[0](y)\n"
+        "        return self.helper(y)\n")
     monkeypatch.chdir(tmp_path)
     assert main(["model", "--entry", "net.py:Net.forward", "--input", "x=float32 B width", "--dim", "B=2",
                  "--dim", "width=4", "--format", "json"]) == 0
@@ -105,3 +106,10 @@ def test_unknown_stays_unknown(tmp_path, capsys, monkeypatch):
     ]
     assert result["unresolved_sites"] == 2
     assert result["sites"][0]["path"] == "net.py" and result["sites"][0]["column"] == 13
+    unknown = "the callee is not known statically (defined outside the analysed tree, or chosen at run time)"
+    assert result["not_followed"] == [
+        {"path": "net.py", "line": 13, "column": 24, "expression": "self.rounds()", "reason": unknown},
+        {"path": "net.py", "line": 15, "column": 13, "expression": "self.layers[0](y)",
+         "reason": "the callee is picked by a subscript: not followed yet"},
+        {"path": "net.py", "line": 16, "column": 16, "expression": "self.helper(y)", "reason": unknown},
+    ]
