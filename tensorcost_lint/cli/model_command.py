@@ -83,6 +83,11 @@ def run(args) -> int:
             results.append(analyse_model(entry, config, dict(config.cli_dims)))
         except SourceError as error:
             raise ConfigError(entry.entry, "entry", str(error)) from None
+        except (RecursionError, MemoryError) as error:
+            raise ConfigError(entry.entry, "entry", f"too deep or too large to analyse ({type(error).__name__})") from None
+        except Exception as error:  # noqa: BLE001 - one line, never a traceback
+            raise ConfigError(entry.entry, "entry",
+                              f"internal error while analysing: {type(error).__name__}: {error}") from None
     if args.format == "json":
         text = json.dumps({"version": 1, "models": [_public(model_json(r, config.hardware_id)) for r in results]},
                           indent=2)

@@ -401,8 +401,10 @@ def _class_name(run, value) -> str:
 
 
 def _method(cls: cst.ClassDef, name: str):
+    """The method as Python binds it: the last definition (`@overload` stubs come first)."""
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
-    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+    found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return found[-1] if found else None
 
 
 def _comprehensions(node):
