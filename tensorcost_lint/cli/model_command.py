@@ -84,7 +84,8 @@ def run(args) -> int:
         except SourceError as error:
             raise ConfigError(entry.entry, "entry", str(error)) from None
         except (RecursionError, MemoryError) as error:
-            raise ConfigError(entry.entry, "entry", f"too deep or too large to analyse ({type(error).__name__})") from None
+            reason = f"too deep or too large to analyse ({type(error).__name__})"
+            raise ConfigError(entry.entry, "entry", reason) from None
         except Exception as error:  # noqa: BLE001 - one line, never a traceback
             raise ConfigError(entry.entry, "entry",
                               f"internal error while analysing: {type(error).__name__}: {error}") from None
