@@ -73,6 +73,18 @@ class ModelEvaluator(Evaluator):
             return None
         return super().attribute_of(receiver, name)
 
+    def _map(self, args):
+        """`map(lambda t: rearrange(t, ...), qkv)` over a known sequence: the body once per item."""
+        found = _map_items(self, args)
+        if found is None:
+            return UNHANDLED
+        function, name, items = found
+        results = []
+        for item in items:
+            inner = ModelEvaluator(self.ctx, {**self.env, name: item}, self.autocast, run=self.run, source=self.source)
+            results.append(inner.eval(function.body))
+        return SequenceFact(tuple(results))
+
     # -- calls of the tree's code ------------------------------------------------------------------
     def call_code(self, node: cst.Call, args, name):
         run = self.run
@@ -90,6 +102,8 @@ class ModelEvaluator(Evaluator):
                 return built
             return UNHANDLED
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
+            return self._map(args)
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -139,6 +153,16 @@ def _names(target):
     return []
 
 
+def _lambda_parameter(node):
+    if not isinstance(node, cst.Lambda):
+        return None
+    params = node.params
+    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_arg \
+            not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
+        return None
+    return params.params[0].name.value
+
+
 def _module_like(func, env) -> bool:
     """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
     that may run a module; builtins and tensor methods are not listed."""
@@ -158,6 +182,15 @@ def _pure(node) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _map_items(interp, args):
+    function, sequence = args.get(0), args.get(1)
+    name = _lambda_parameter(function)
+    if name is None or len(args.positional) != 2 or args.keywords or not _pure(sequence):
+        return None
+    items = interp.eval(sequence)
+    return (function, name, items.items) if type(items) is SequenceFact else None
 
 
 class FlowState:
@@ -242,6 +275,8 @@ class ModelFlow(FunctionFlow):
 
     def _unpack(self, target, fact, value_node) -> None:
         """`y, *rest = pair` and `_, x = pair` from a known sequence; anything else as before."""
+        if type(fact) is ModuleList and fact.count is None:
+            fact = SequenceFact(fact.items)  # `for attn, ff in self.layers`: a pair of modules per layer
         elements = target.elements
         starred = [i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)]
         if len(starred) == 1 and type(fact) is SequenceFact and len(fact.items) >= len(elements) - 1:

@@ -113,3 +113,58 @@ def test_unknown_stays_unknown(tmp_path, capsys, monkeypatch):
          "reason": "the callee is picked by a subscript: not followed yet"},
         {"path": "net.py", "line": 16, "column": 16, "expression": "self.helper(y)", "reason": unknown},
     ]
+
+
+PAIRS = '''import torch.nn as nn
+
+
+class Attn(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        qkv = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: t.reshape(b, n, self.heads, d // self.heads).transpose(1, 2), qkv)
+        w = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        return self.out((w @ v).transpose(1, 2).reshape(b, n, d))
+
+
+class Net(nn.Module):
+    def __init__(self, dim, depth, heads=2):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ModuleList([Attn(dim, heads), nn.Linear(dim, dim)]) for _ in range(depth)])
+
+    def forward(self, x):
+        for attn, ff in self.layers:
+            x = attn(x) + x
+            x = ff(x) + x
+        return x
+'''
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_map_lambda_and_module_pairs_equal_flop_counter_mode(tmp_path, capsys, monkeypatch, mode):
+    """vit-pytorch idioms: `map(lambda t: ..., qkv)` and `for attn, ff in self.layers`."""
+    import importlib.util
+
+    (tmp_path / "pairs_net.py").write_text(PAIRS)
+    spec = importlib.util.spec_from_file_location("pairs_net", tmp_path / "pairs_net.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # the reference run only: tensorcost reads the file statically
+    model, x = module.Net(8, 3), torch.zeros(2, 6, 8)
+    with FlopCounterMode(display=False) as counter:
+        if mode == "training":
+            model(x).sum().backward()
+        else:
+            with torch.no_grad():
+                model(x)
+    monkeypatch.chdir(tmp_path)
+    assert main(["model", "--entry", "pairs_net.py:Net.forward", "--input", "x=B N dim", "--dim", "B=2", "--dim", "N=6",
+                 "--dim", "dim=8", "--dim", "depth=3", "--mode", mode, "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)["models"][0]
+    assert result["totals"]["flops"] == counter.get_total_flops()
+    assert result["unresolved_sites"] == 0 and result["not_followed"] == []
