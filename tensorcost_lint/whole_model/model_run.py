@@ -9,21 +9,20 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from shape_annotations import Sym, evaluate_dim
+from shape_annotations import Sym
 
 from ..analysis import call_sites
 from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.interpreter import UNHANDLED
-from .model_flow import NONE, ModelEvaluator, ModelFlow, decide_literal
-from .objects import BoolFact, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
+from .decisions import decide
+from .model_flow import NONE, ModelEvaluator, ModelFlow
+from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
     Visit
 
 MAX_CALL_DEPTH = 64
 _CARRIED = "tensorcost_sequential_input"
-_COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
-            cst.Equal: "==", cst.NotEqual: "!="}
 
 
 class RunRecorder(Recorder):
@@ -336,54 +335,7 @@ class ModelRun:
 
     # -- branches ----------------------------------------------------------------------------------
     def decide(self, interp, node):
-        text = " ".join(interp.ctx.code(node).split())
-        if text in self.assume:
-            interp.walk(node)
-            return bool(self.assume[text])
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-            inner = self.decide(interp, node.expression)
-            return None if inner is None else not inner
-        if isinstance(node, cst.BooleanOperation):
-            left, right = self.decide(interp, node.left), self.decide(interp, node.right)
-            if isinstance(node.operator, cst.And):
-                return False if False in (left, right) else (True if left and right else None)
-            return True if True in (left, right) else (False if left is False and right is False else None)
-        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-            return self._compare(interp, node)
-        return decide_literal(interp.eval(node))
-
-    def _compare(self, interp, node):
-        target = node.comparisons[0]
-        left, right = interp.eval(node.left), interp.eval(target.comparator)
-        operator = target.operator
-        if isinstance(operator, (cst.Is, cst.IsNot)):
-            if right is not NONE:
-                return None
-            known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact)
-            if not known:
-                return None
-            same = left is NONE
-            return same if isinstance(operator, cst.Is) else not same
-        symbol = _COMPARE.get(type(operator))
-        values = [self._value(f) for f in (left, right)]
-        if symbol is None or None in values:
-            return None
-        a, b = values
-        if type(a) is not type(b):
-            return None
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[symbol]
-
-    def _value(self, fact):
-        if type(fact) is DimFact:
-            try:
-                return evaluate_dim(fact.dim, self.sizes)
-            except Exception:  # noqa: BLE001 - an unbound dim decides nothing
-                return None
-        if type(fact) is StringFact:
-            return fact.value
-        if type(fact) is BoolFact:
-            return int(fact.value)
-        return None
+        return decide(self, interp, node)
 
 
 def _is_module(value) -> bool:
