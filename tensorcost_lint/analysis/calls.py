@@ -10,7 +10,7 @@ import libcst as cst
 from shape_annotations import Unknown
 
 from .arguments import CallArgs, call_args
-from .interpreter import Interpreter
+from .interpreter import UNHANDLED, Interpreter
 from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
@@ -56,6 +56,9 @@ def evaluate_call(interp: Interpreter, node: cst.Call):
     func = node.func
     args = call_args(node)
     name = interp.ctx.settings.imports.resolve(func)
+    handled = interp.call_code(node, args, name)
+    if handled is not UNHANDLED:
+        return handled
     if _returns_scalar(interp, func, name):
         _walk_args(interp, args)
         return ScalarFact()

@@ -31,6 +31,7 @@ from .facts import (
     merge_facts,
 )
 from .indexing import subscript
+from .interpreter import UNHANDLED
 
 _ARITHMETIC = {
     cst.Add: "+",
@@ -215,6 +216,9 @@ class Evaluator:
     # -- calls ----------------------------------------------------------------------------------
     def _eval_Call(self, node: cst.Call):
         return evaluate_call(self, node)
+
+    def call_code(self, node, args, name):
+        return UNHANDLED  # a file on its own: calls of the file's code are not followed
 
     def dim_of(self, node) -> object | None:
         """A dim from an expression used as a size (`B`, `C // self.n_head`, `3 * config.n_embd`)."""

@@ -72,6 +72,11 @@ def _index_tensor(interp, value: TensorFact, elements):
             if int_value(inner) is not None:
                 position += 1  # an integer index removes the dim
                 continue
+            if _int_list(inner) and sum(1 for e in elements if isinstance(e.slice, cst.Index)
+                                        and isinstance(e.slice.value, cst.List)) == 1:
+                result.append(Const(len(inner.elements)))  # `x[:, [-1], :]`: one list index keeps the dim
+                position += 1
+                continue
             fact = interp.eval(inner)
             if type(fact) in (DimFact,):
                 position += 1
@@ -84,6 +89,11 @@ def _index_tensor(interp, value: TensorFact, elements):
             position += 1
     result.extend(shape[position:])
     return value.with_shape(tuple(result))
+
+
+def _int_list(node) -> bool:
+    return isinstance(node, cst.List) and bool(node.elements) and all(
+        not isinstance(e, cst.StarredElement) and int_value(e.value) is not None for e in node.elements)
 
 
 def _is_none_or_ellipsis(node) -> bool:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+# What `call_code` returns when it leaves a call to the transfer tables.
+UNHANDLED = object()
+
 
 class Interpreter(Protocol):
     ctx: object  # context.UnitContext: the unit's settings, positions and recorder
@@ -27,3 +30,8 @@ class Interpreter(Protocol):
 
     def attribute_of(self, receiver, name: str):
         """The fact of `receiver.name`."""
+
+    def call_code(self, node, args, name):
+        """A call of code the analysis reads interprocedurally (a whole-model run: user modules,
+        functions of the tree); UNHANDLED leaves it to the transfer tables. `name`: the callee as
+        the imports resolve it, or None."""

@@ -24,6 +24,7 @@ COMMANDS = {
     "measure": ("measure_command", "run the planned operations on synthetic data and compare with the bound"),
     "lsp": ("lsp_command", "run the language server over stdio"),
     "baseline": ("baseline_command", "write every resolved site's exact cost, for `check --baseline` (Contract 8)"),
+    "model": ("model_command", "whole-model FLOPs from an entry point (Contract 7)"),
     "init": ("init_command", "write a starter tensorcost.yaml naming the dims the code uses"),
 }
 

@@ -24,6 +24,7 @@ from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader, key_path
 from .per_file_ignores import codes_ignored_for
+from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
 from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
@@ -81,6 +82,8 @@ class ProjectConfig:
     source: str = "(defaults)"  # the file this came from, for messages
     root: str | None = None  # directory of the config file: relative paths resolve from here
     devices: dict = field(default_factory=dict, compare=False)  # id -> HardwareEvidence (user files)
+    models: tuple = field(default=(), compare=False)  # model_entries.ModelEntry (Contract 7)
+    causal_attention_flops: str = "unmasked"  # or "dense": the full score square (Contract 7)
 
     @property
     def hardware(self) -> HardwareEvidence:
@@ -249,6 +252,8 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         torch_einsum = frameworks.choice("torch_einsum", TORCH_EINSUM_MODELS, "left-to-right")
         frameworks.finish()
     exclude = _globs(reader, "exclude") + _globs(reader, "extend_exclude")
+    models = parse_models(reader, root)
+    causal_attention_flops = reader.choice("causal_attention_flops", CAUSAL_ATTENTION_FLOPS, "unmasked")
     config = ProjectConfig(
         dims=dims,
         sequence_dims=tuple(sequence_dims) if sequence_dims is not None else ProjectConfig.sequence_dims,
@@ -268,6 +273,8 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         source=source,
         root=str(root) if root is not None else None,
         devices=devices,
+        models=models,
+        causal_attention_flops=causal_attention_flops,
     )
     reader.finish()
     config.hardware  # an unknown hardware id is a config error now, not a finding later

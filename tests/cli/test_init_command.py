@@ -80,7 +80,7 @@ def test_from_hf_fills_sizes_and_writes_the_models_entry_commented(repo):
     assert "  seq: 128  # config.json; annotation at ./model.py:18\n" in text
     assert "  d_model: 64  # config.json; annotation at ./model.py:18 (2 uses)\n" in text
     assert "# models:\n#   gpt2:\n" in text and '#     dims_from: "config.json"\n' in text
-    assert "does not read `models:` yet" in text
+    assert "set `entry` and `inputs`, then uncomment it" in text  # the loader reads `models:` (Contract 7)
     assert tensorcost_in(repo, "check", "--no-cache", ".").returncode == 0
 
 

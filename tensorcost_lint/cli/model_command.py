@@ -1,0 +1,104 @@
+"""`tensorcost model [NAME…]`: whole-model totals (Contract 7) for configured models or one
+`--entry`, as a module tree or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..config.errors import ConfigError
+from ..config.model_entries import MODES, ModelEntry, parse_entry_text, parse_input_spec, read_dims_from
+from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..whole_model.analyse import analyse_model
+from ..whole_model.report import model_json, model_text
+from ..whole_model.source_tree import SourceError
+from .output import write_output
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME", help="configured models to analyse (default: all)")
+    parser.add_argument("--entry", metavar="FILE:QUALNAME", help="analyse this entry instead of configured models")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
+                        help="an entry input, e.g. idx='int64 B T' (repeatable; with --entry)")
+    parser.add_argument("--dims-from", metavar="JSON", help="a Hugging Face config.json whose integer fields are dims")
+    parser.add_argument("--mode", choices=MODES, help="inference (default) or training (forward + backward)")
+    parser.add_argument("--assume", action="append", default=[], metavar="EXPR=VALUE",
+                        help="a value for a condition the code cannot decide, e.g. self.flash=false (repeatable)")
+    parser.add_argument("--config", metavar="FILE", help="config file (default: discovered from the current directory)")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="declare a dim size")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def _assume_value(text: str):
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()
+
+
+def _command_line_entry(args) -> ModelEntry:
+    path, qualname = parse_entry_text(args.entry, Path.cwd(), lambda reason: ConfigError("--entry", args.entry, reason))
+    inputs = []
+    for text in args.input:
+        name, sep, spec = text.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise ConfigError("--input", text, "expected NAME=SPEC, e.g. idx='int64 B T'")
+        inputs.append(parse_input_spec(name.strip(), spec, lambda reason, t=text: ConfigError("--input", t, reason)))
+    dims = read_dims_from(Path(args.dims_from), "--dims-from", args.dims_from) if args.dims_from else {}
+    assume = {}
+    for text in args.assume:
+        condition, sep, value = text.partition("=")
+        if not sep or not condition.strip():
+            raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
+        assume[" ".join(condition.split())] = _assume_value(value)
+    return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims, args.mode or "inference", assume)
+
+
+def run(args) -> int:
+    dims = tuple(parse_dim_override(text) for text in args.dim)
+    config = ConfigResolver(Overrides(config_file=args.config, dims=dims)).for_path(Path.cwd())
+    if args.entry:
+        if args.names:
+            raise ConfigError("tensorcost model", args.names[0], "give model NAMEs or --entry, not both")
+        entries = [_command_line_entry(args)]
+    else:
+        for flag, given in (("--input", args.input), ("--dims-from", args.dims_from), ("--mode", args.mode),
+                            ("--assume", args.assume)):
+            if given:
+                raise ConfigError(flag, "", "only with --entry (a configured model sets it in `models:`)")
+        configured = {entry.name: entry for entry in config.models}
+        if not configured:
+            raise ConfigError(config.source, "models", "no models configured; add `models:` or pass --entry")
+        for name in args.names:
+            if name not in configured:
+                raise ConfigError(config.source, f"models.{name}", "no such model")
+        entries = [configured[name] for name in args.names] if args.names else list(configured.values())
+    results = []
+    for entry in entries:
+        try:
+            results.append(analyse_model(entry, config, dict(config.cli_dims)))
+        except SourceError as error:
+            raise ConfigError(entry.entry, "entry", str(error)) from None
+        except (RecursionError, MemoryError) as error:
+            reason = f"too deep or too large to analyse ({type(error).__name__})"
+            raise ConfigError(entry.entry, "entry", reason) from None
+        except Exception as error:  # noqa: BLE001 - one line, never a traceback
+            raise ConfigError(entry.entry, "entry",
+                              f"internal error while analysing: {type(error).__name__}: {error}") from None
+    if args.format == "json":
+        text = json.dumps({"version": 1, "models": [_public(model_json(r, config.hardware_id)) for r in results]},
+                          indent=2)
+    else:
+        text = "\n\n".join(model_text(r, config.hardware_id) for r in results)
+    write_output(text + "\n", args.output)
+    return 0
+
+
+def _public(model: dict) -> dict:
+    for site in model["sites"]:
+        site.pop("alternative", None)
+    return model

@@ -1,0 +1,65 @@
+"""Entry point of a whole-model analysis: a configured (or command-line) ModelEntry to totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import libcst as cst
+
+from ..analysis.facts import TensorFact
+from .model_run import ModelRun, _method
+from .objects import FunctionRef
+from .source_tree import SourceError, SourceTree
+from .totals import Totals, total
+
+
+@dataclass
+class ModelResult:
+    entry: object  # ModelEntry
+    totals: Totals
+    undecided: list
+    problems: list
+    not_followed: list  # (path, line, column, expression, reason)
+    classes: dict  # module path -> class name
+    root: Path
+
+
+def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
+    sizes = {**entry.dims, **config.dims, **cli_dims}
+    root = Path(config.root) if config.root else Path(entry.path).resolve().parent
+    settings_config = replace(config, dims=sizes)
+    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume)
+    source = run.tree.load(Path(entry.path))
+    parts = entry.qualname.split(".")
+    definition = source.definitions.get(parts[0])
+    if definition is None:
+        raise SourceError(f"{entry.path}: {parts[0]} is not defined at the top level of this file")
+    if isinstance(definition, cst.ClassDef):
+        method_name = parts[1] if len(parts) > 1 else "forward"
+        method = _method(definition, method_name)
+        if method is None or len(parts) > 2:
+            raise SourceError(f"{entry.path}: {entry.qualname} is not a method of {parts[0]}")
+        self_fact = run.build(source, definition, [], {}, read_missing_as_dims=True)
+        run.assign_paths(self_fact)
+        function = FunctionRef(source, method, run.instance(self_fact))
+    else:
+        if len(parts) > 1:
+            raise SourceError(f"{entry.path}: {entry.qualname}: {parts[0]} is a function")
+        function = FunctionRef(source, definition)
+    keywords = {}
+    for spec in entry.inputs:
+        fact = TensorFact(spec.dims, spec.dtype, framework="torch")
+        keywords[spec.name] = fact  # entry inputs need no gradient
+    parameters = {p.name.value for p in [*function.node.params.params, *function.node.params.kwonly_params,
+                                         *function.node.params.posonly_params]}
+    for name in keywords:
+        if name not in parameters:
+            raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
+    run._invoke(function, [], keywords, None)
+    totals = total(run.stack[0], sizes, config, entry.mode == "training")
+    not_followed = []
+    for ctx, node, reason in run.unfollowed:
+        line, column, _, _ = ctx.position(node)
+        not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
+    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root)

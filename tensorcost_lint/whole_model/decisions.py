@@ -1,0 +1,69 @@
+"""Branch decisions of a whole-model run: a condition is decided by `assume` (matched by its code),
+by known values (booleans, None, strings, module objects) or by comparing dims bound to sizes;
+anything else is undecided (None) and both sides are costed."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import evaluate_dim
+
+from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
+from .model_flow import decide_literal
+from .objects import NONE, BoolFact
+
+_COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
+            cst.Equal: "==", cst.NotEqual: "!="}
+
+
+def decide(run, interp, node):
+    text = " ".join(interp.ctx.code(node).split())
+    if text in run.assume:
+        interp.walk(node)
+        return bool(run.assume[text])
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = decide(run, interp, node.expression)
+        return None if inner is None else not inner
+    if isinstance(node, cst.BooleanOperation):
+        left, right = decide(run, interp, node.left), decide(run, interp, node.right)
+        if isinstance(node.operator, cst.And):
+            return False if False in (left, right) else (True if left and right else None)
+        return True if True in (left, right) else (False if left is False and right is False else None)
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        return _compare(run, interp, node)
+    return decide_literal(interp.eval(node))
+
+
+def _compare(run, interp, node):
+    target = node.comparisons[0]
+    left, right = interp.eval(node.left), interp.eval(target.comparator)
+    operator = target.operator
+    if isinstance(operator, (cst.Is, cst.IsNot)):
+        if right is not NONE:
+            return None
+        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact)
+        if not known:
+            return None
+        same = left is NONE
+        return same if isinstance(operator, cst.Is) else not same
+    symbol = _COMPARE.get(type(operator))
+    values = [_value(run, f) for f in (left, right)]
+    if symbol is None or None in values:
+        return None
+    a, b = values
+    if type(a) is not type(b):
+        return None
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[symbol]
+
+
+def _value(run, fact):
+    if type(fact) is DimFact:
+        try:
+            return evaluate_dim(fact.dim, run.sizes)
+        except Exception:  # noqa: BLE001 - an unbound dim decides nothing
+            return None
+    if type(fact) is StringFact:
+        return fact.value
+    if type(fact) is BoolFact:
+        return int(fact.value)
+    return None

@@ -1,0 +1,376 @@
+"""The per-file evaluator and flow, extended for a whole-model run through the interpreter
+protocol: calls of the tree's code (`call_code`), gradient marks on tensors, decided branches,
+loops that multiply executions, and return values."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
+
+from ..analysis.evaluator import Evaluator
+from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.function_flow import FunctionFlow, merge_envs
+from ..analysis.interpreter import UNHANDLED
+from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
+    Sequential
+
+GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
+_CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
+
+
+class ModelEvaluator(Evaluator):
+    def __init__(self, ctx, env: dict, autocast=None, *, run, source) -> None:
+        super().__init__(ctx, env, autocast)
+        self.run = run
+        self.source = source
+
+    def eval(self, node):
+        frames = self.run.grad_frames
+        frames.append(False)
+        try:
+            fact = super().eval(node)
+        finally:
+            from_grad = frames.pop()
+        if from_grad and type(fact) is TensorFact:
+            self.run.mark(fact)  # computed from a tensor that needs a gradient
+        elif from_grad and type(fact) is SequenceFact:
+            for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
+                self.run.mark(item)
+        tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
+        if frames and (from_grad or tainted or self.run.needs_grad(fact)):
+            frames[-1] = True  # anything computed from a tensor that needs a gradient needs one
+        return fact
+
+    def _eval_Name(self, node: cst.Name):
+        if node.value in _CONSTANTS and node.value not in self.env:
+            return _CONSTANTS[node.value]
+        fact = super()._eval_Name(node)
+        if fact is None and node.value not in self.env:
+            if node.value in self.source.constants:
+                value = self.source.constants[node.value]
+                return DimFact(Const(value)) if value >= 1 else None
+            found = self.run.tree.definition(self.source, node.value)
+            if found is not None:
+                source, definition = found
+                return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) \
+                    else FunctionRef(source, definition)
+        return fact
+
+    def attribute_of(self, receiver, name: str):
+        if type(receiver) is ModuleDict:
+            return dict(receiver.items).get(name)
+        if type(receiver) is SelfFact:
+            if name == "training" and name not in receiver.attributes:
+                return BoolFact(self.run.mode == "training")
+            value = super().attribute_of(receiver, name)
+            if value is None and name not in receiver.attributes:
+                method = self.run.method_of(receiver, name)
+                if method is not None:
+                    return method
+            return value
+        if type(receiver) is Embedding and name == "weight":
+            return None
+        return super().attribute_of(receiver, name)
+
+    def _map(self, args):
+        """`map(lambda t: rearrange(t, ...), qkv)` over a known sequence: the body once per item."""
+        found = _map_items(self, args)
+        if found is None:
+            return UNHANDLED
+        function, name, items = found
+        results = []
+        for item in items:
+            inner = ModelEvaluator(self.ctx, {**self.env, name: item}, self.autocast, run=self.run, source=self.source)
+            results.append(inner.eval(function.body))
+        return SequenceFact(tuple(results))
+
+    # -- calls of the tree's code ------------------------------------------------------------------
+    def call_code(self, node: cst.Call, args, name):
+        run = self.run
+        if name == "torch.arange":
+            return _arange(self, args)
+        if name is not None and name.startswith("torch.nn."):
+            last = name.rsplit(".", 1)[-1]
+            if last in ("Parameter", "Buffer"):
+                fact = self.eval(args.get(0, "data"))
+                if last == "Parameter" and type(fact) is TensorFact:
+                    run.mark(fact)
+                return fact
+            built = run.build_container(self, last, args)
+            if built is not UNHANDLED:
+                return built
+            return UNHANDLED
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
+            return self._map(args)
+        if not _pure(func):
+            if isinstance(func, cst.Subscript) and name is None:
+                run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
+            return UNHANDLED
+        callee = self.eval(func)
+        if type(callee) is ModuleFact:
+            if callee.kind == "linear":
+                return run.call_linear(self, node, callee, args)
+            run.visit(callee)  # a shape-preserving module: the transfer tables run it
+            return UNHANDLED
+        if type(callee) is Embedding:
+            return run.call_embedding(self, args, callee)
+        if type(callee) is SelfFact and run.instance(callee) is not None:
+            return run.call_instance(self, node, callee, args)
+        if type(callee) is FunctionRef:
+            return run.call_function(self, node, callee, args)
+        if type(callee) is ClassRef:
+            return run.construct(self, node, callee, args)
+        if type(callee) is Sequential:
+            return run.call_sequential(self, node, callee, args)
+        if callee is None and name is None and _module_like(func, self.env):
+            run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
+                                             "tree, or chosen at run time)")
+        return UNHANDLED
+
+
+def _arange(interp, args):
+    """`torch.arange(t)` and `torch.arange(0, t)`: a vector of t elements."""
+    for value in args.keywords.values():
+        interp.eval(value)
+    positional = args.positional
+    if len(positional) == 1 or (len(positional) == 2 and isinstance(positional[0], cst.Integer)
+                                and positional[0].value == "0"):
+        length = interp.dim_of(positional[-1])
+        if length is not None:
+            return TensorFact((length,), "int64", framework="torch")
+    for value in positional:
+        interp.eval(value)
+    return TensorFact(None, framework="torch")
+
+
+def _names(target):
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names(e.value)]
+    return []
+
+
+def _lambda_parameter(node):
+    if not isinstance(node, cst.Lambda):
+        return None
+    params = node.params
+    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_arg \
+            not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
+        return None
+    return params.params[0].name.value
+
+
+def _module_like(func, env) -> bool:
+    """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
+    that may run a module; builtins and tensor methods are not listed."""
+    if isinstance(func, cst.Name):
+        return func.value in env and env[func.value] is None
+    if isinstance(func, cst.Attribute):
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        return isinstance(inner, cst.Name) and inner.value == "self"
+    return False
+
+
+def _pure(node) -> bool:
+    """Names and attribute chains: evaluating them records no site, so a call we leave to the
+    transfer tables can evaluate them again."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _map_items(interp, args):
+    function, sequence = args.get(0), args.get(1)
+    name = _lambda_parameter(function)
+    if name is None or len(args.positional) != 2 or args.keywords or not _pure(sequence):
+        return None
+    items = interp.eval(sequence)
+    return (function, name, items.items) if type(items) is SequenceFact else None
+
+
+class FlowState:
+    def __init__(self) -> None:
+        self.returns: list = []
+        self.returned = False
+
+
+class ModelFlow(FunctionFlow):
+    def __init__(self, ctx, env: dict, *, run, source, state: FlowState | None = None, autocast=None) -> None:
+        super().__init__(ctx, env, autocast=autocast)
+        self.run_ = run
+        self.source = source
+        self.state = state or FlowState()
+        self.evaluator = ModelEvaluator(ctx, env, autocast, run=run, source=source)
+
+    def _with_env(self, env: dict, autocast=None) -> "ModelFlow":
+        return ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=self.state,
+                         autocast=autocast or self.autocast)
+
+    def run(self, statements) -> None:
+        for statement in statements:
+            if self.state.returned:
+                return
+            self.statement(statement)
+
+    def statement(self, node) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self.env[node.name.value] = FunctionRef(self.source, node)
+        elif isinstance(node, cst.ClassDef):
+            self.env.pop(node.name.value, None)
+        else:
+            super().statement(node)
+
+    def _assign_statement(self, node, line) -> None:
+        frames = self.run_.grad_frames
+        frames.append(False)
+        try:
+            super()._assign_statement(node, line)
+        finally:
+            tainted = frames.pop()
+        for target in node.targets:
+            for name in _names(target.target):
+                if tainted and self.run_.mode == "training":
+                    self.env[GRAD_TAINT + name] = True
+                    self.run_.mark(self.env.get(name))  # a shape comment may have replaced the fact
+                else:
+                    self.env.pop(GRAD_TAINT + name, None)
+
+    def _return(self, node: cst.Return) -> None:
+        fact = self.evaluator.eval(node.value) if node.value is not None else NONE
+        self.state.returns.append(fact)
+        self.state.returned = True
+
+    def _side(self, block, env: dict):
+        """Run one side of a branch with its own `returned` flag: (env, returned)."""
+        flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
+                         autocast=self.autocast)
+        body = block.body if isinstance(block, cst.IndentedBlock) else None
+        if body is None:
+            for small in block.body:
+                flow.small_statement(small, None)
+        else:
+            flow.run(body)
+        self.state.returns.extend(flow.state.returns)
+        return flow.env, flow.state.returned
+
+    def _else_side(self, node: cst.If, env: dict):
+        if node.orelse is None:
+            return env, False
+        if isinstance(node.orelse, cst.If):
+            flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
+                             autocast=self.autocast)
+            flow._if(node.orelse)
+            self.state.returns.extend(flow.state.returns)
+            return flow.env, flow.state.returned
+        return self._side(node.orelse.body, env)
+
+    def _grad_signature(self, env: dict) -> dict:
+        return {name: self.run_.needs_grad(value) or env.get(GRAD_TAINT + name) is True
+                for name, value in env.items() if not name.startswith(GRAD_TAINT)}
+
+    def _unpack(self, target, fact, value_node) -> None:
+        """`y, *rest = pair` and `_, x = pair` from a known sequence; anything else as before."""
+        if type(fact) is ModuleList and fact.count is None:
+            fact = SequenceFact(fact.items)  # `for attn, ff in self.layers`: a pair of modules per layer
+        elements = target.elements
+        starred = [i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)]
+        if len(starred) == 1 and type(fact) is SequenceFact and len(fact.items) >= len(elements) - 1:
+            star = starred[0]
+            tail = len(elements) - star - 1
+            items = fact.items
+            for element, item in zip(elements[:star], items[:star]):
+                self.assign(element.value, item, None)
+            self.assign(elements[star].value, SequenceFact(items[star:len(items) - tail]), None)
+            for element, item in zip(elements[star + 1:], items[len(items) - tail:]):
+                self.assign(element.value, item, None)
+            return
+        super()._unpack(target, fact, value_node)
+
+    def _if(self, node: cst.If) -> None:
+        decision = self.run_.decide(self.evaluator, node.test)
+        if decision is True:
+            env, returned = self._side(node.body, dict(self.env))
+        elif decision is False:
+            env, returned = self._else_side(node, dict(self.env))
+        else:
+            then_entries, else_entries = [], []
+            with self.run_.collecting(then_entries):
+                then_env, then_returned = self._side(node.body, dict(self.env))
+            with self.run_.collecting(else_entries):
+                else_env, else_returned = self._else_side(node, dict(self.env))
+            self.run_.add(Choice(self.ctx.code(node.test), (then_entries, else_entries)))
+            self.run_.note_undecided(self.ctx.code(node.test))
+            if then_returned and not else_returned:
+                env = else_env
+            elif else_returned and not then_returned:
+                env = then_env
+            else:
+                env = merge_envs(then_env, else_env, self.ctx.settings.sizes)
+            returned = then_returned and else_returned
+        self._set_env(env)
+        self.state.returned = self.state.returned or returned
+
+    def _loop(self, node) -> None:
+        if isinstance(node, cst.For):
+            iterated = self.evaluator.eval(node.iter)
+            element, count, reason = None, None, "loop trip count is not known statically"
+            if type(iterated) is ModuleList:
+                if iterated.count is not None:
+                    element, count = iterated.items[0], iterated.count
+                elif iterated.items and all(i is iterated.items[0] for i in iterated.items):
+                    element, count = iterated.items[0], Const(len(iterated.items))
+            elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) \
+                    and node.iter.func.value == "range" and len(node.iter.args) == 1:
+                count = self.evaluator.dim_of(node.iter.args[0].value)
+            body_env = dict(self.env)
+            self._with_env(body_env).assign(node.target, element, None)
+        else:
+            self.evaluator.eval(node.test)
+            body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
+        before = self._grad_signature(body_env)
+        repeat = Repeat(count, [], None if count is not None else reason)
+        with self.run_.collecting(repeat.entries):
+            body_env = self._block(node.body, body_env)
+        if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
+            # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
+            # through a parameter): the first iteration costs what it did, the rest cost more
+            rest = Repeat(simplify_dim(BinOp("-", count, Const(1))), [])
+            repeat.count = Const(1)
+            self.run_.add(repeat)
+            self._with_env(body_env).assign(node.target, element, None)
+            with self.run_.collecting(rest.entries):
+                body_env = self._block(node.body, body_env)
+            repeat = rest
+        self.run_.add(repeat)
+        # a loop over n >= 1 modules runs its body: what it leaves is the body's env
+        known = count is not None and _at_least_one(count, self.ctx.settings.sizes)
+        merged = body_env if known else merge_envs(self.env, body_env, self.ctx.settings.sizes)
+        if node.orelse is not None:
+            merged = self._block(node.orelse.body, merged)
+        self._set_env(merged)
+
+
+def _at_least_one(dim, sizes) -> bool:
+    try:
+        value = evaluate_dim(dim, sizes)
+    except Exception:  # noqa: BLE001 - an unbound dim is simply not known to be >= 1
+        return False
+    return value is not None and value >= 1
+
+
+def decide_literal(fact):
+    """A branch condition's truth from what is known of its value, or None."""
+    if type(fact) is BoolFact:
+        return fact.value
+    if fact is NONE:
+        return False
+    if type(fact) is StringFact:
+        return bool(fact.value)
+    if type(fact) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, FunctionRef, ClassRef):
+        return True
+    return None

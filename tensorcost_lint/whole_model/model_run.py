@@ -1,0 +1,375 @@
+"""One whole-model run: the entry's class built with its constructor defaults, then the entry
+method interpreted with the configured inputs; every call of the tree's code is analysed with the
+caller's argument facts (memoised by them), and its cost summary is added under the caller's loops
+and branches."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import libcst as cst
+
+from shape_annotations import Sym
+
+from ..analysis import call_sites
+from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.arguments import CallArgs
+from ..analysis.context import Recorder
+from ..analysis.interpreter import UNHANDLED
+from .decisions import decide
+from .model_flow import NONE, ModelEvaluator, ModelFlow
+from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
+    Visit
+
+MAX_CALL_DEPTH = 64
+_CARRIED = "tensorcost_sequential_input"
+
+
+class RunRecorder(Recorder):
+    def __init__(self, run) -> None:
+        super().__init__()
+        self.run = run
+
+    def site(self, site) -> None:
+        self.run.record(site)
+
+
+class ModelRun:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict) -> None:
+        self.recorder = RunRecorder(self)
+        self.tree = tree_factory(self.recorder)
+        self.sizes = sizes
+        self.mode = mode
+        self.assume = assume
+        self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
+        self.grad_frames: list = []
+        self.stack: list = [[]]  # entry lists being filled, innermost last
+        self.memo: dict = {}
+        self.active: list = []
+        self.instances: dict = {}  # id(SelfFact) -> Instance
+        self.paths: dict = {}  # id(module object) -> module path
+        self.classes: dict = {}  # module path -> class name
+        self.module = ""  # the module path whose code is running
+        self.undecided: list = []
+        self.building = 0  # inside a constructor: its branches cost nothing we count
+        self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
+        self.unfollowed: list = []  # (unit context, call node, reason)
+
+    # -- gradients ---------------------------------------------------------------------------------
+    def mark(self, fact) -> None:
+        if self.mode == "training" and type(fact) is TensorFact:
+            self.grad[id(fact)] = fact
+
+    def needs_grad(self, fact) -> bool:
+        return id(fact) in self.grad and self.grad[id(fact)] is fact
+
+    # -- summaries ---------------------------------------------------------------------------------
+    @property
+    def entries(self) -> list:
+        return self.stack[-1]
+
+    def add(self, entry) -> None:
+        self.entries.append(entry)
+
+    @contextmanager
+    def collecting(self, entries: list):
+        self.stack.append(entries)
+        try:
+            yield entries
+        finally:
+            self.stack.pop()
+
+    def record(self, site) -> None:
+        self.add(SiteEntry(site, self.module, tuple(self.needs_grad(op) for op in site.operands)))
+
+    def not_followed(self, ctx, node, reason: str) -> None:
+        """A call that may run a module but is not followed: listed, since its cost is unknown."""
+        if self.building == 0 and all(seen is not node for _, seen, _ in self.unfollowed):
+            self.unfollowed.append((ctx, node, reason))
+
+    def note_undecided(self, condition: str) -> None:
+        if self.building == 0 and condition not in self.undecided:
+            self.undecided.append(condition)
+
+    # -- objects -----------------------------------------------------------------------------------
+    def instance(self, self_fact) -> Instance | None:
+        return self.instances.get(id(self_fact))
+
+    def method_of(self, self_fact, name: str):
+        instance = self.instance(self_fact)
+        if instance is None:
+            return None
+        method = _method(instance.cls, name)
+        return None if method is None else FunctionRef(instance.source, method, instance)
+
+    def assign_paths(self, root: SelfFact) -> None:
+        """Each module object's path from the root (`transformer.h.attn`), breadth first so a
+        shared module (tied weights) takes its shortest path; a repeated ModuleList item has the
+        list's path, its executions say how many there are."""
+        pending = [(root, "")]
+        while pending:
+            value, path = pending.pop(0)
+            if id(value) in self.paths or not _is_module(value):
+                continue
+            self.paths[id(value)] = path
+            self.classes[path] = self.classes.get(path) or _class_name(self, value)
+            if type(value) is SelfFact:
+                children = list(value.attributes.items())
+            elif type(value) is ModuleList:
+                repeated = value.count is not None or all(i is value.items[0] for i in value.items)
+                children = [("", value.items[0])] if repeated and value.items else list(enumerate(value.items))
+            elif type(value) is ModuleDict:
+                children = list(value.items)
+            elif type(value) is Sequential:
+                children = list(enumerate(value.items))
+            else:
+                children = []
+            for name, child in children:
+                pending.append((child, ".".join(p for p in (path, str(name)) if p)))
+
+    # -- containers and torch modules ----------------------------------------------------------------
+    def build_container(self, interp, last: str, args):
+        if last == "ModuleList":
+            value = args.get(0, "modules")
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and len(_comprehensions(value)) == 1:
+                loop = value.for_in
+                count = None
+                if isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) \
+                        and loop.iter.func.value == "range" and len(loop.iter.args) == 1:
+                    count = interp.dim_of(loop.iter.args[0].value)
+                if count is None:
+                    return UNHANDLED
+                item = interp.eval(value.elt)
+                return ModuleList((item,), count)
+            fact = interp.eval(value) if value is not None else SequenceFact(())
+            return ModuleList(tuple(fact.items)) if type(fact) is SequenceFact else UNHANDLED
+        if last == "ModuleDict":
+            value = args.get(0, "modules")
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+                return ModuleDict(tuple((a.keyword.value, interp.eval(a.value)) for a in value.args
+                                        if a.keyword is not None))
+            if isinstance(value, cst.Dict):
+                items = []
+                for element in value.elements:
+                    key = interp.eval(element.key) if isinstance(element, cst.DictElement) else None
+                    if type(key) is not StringFact:
+                        return UNHANDLED
+                    items.append((key.value, interp.eval(element.value)))
+                return ModuleDict(tuple(items))
+            return UNHANDLED
+        if last == "Sequential":
+            return Sequential(tuple(interp.eval(value) for value in args.positional))
+        if last == "Embedding":
+            dim_node = args.get(1, "embedding_dim")
+            interp.eval(args.get(0, "num_embeddings"))
+            return Embedding(interp.dim_of(dim_node)) if dim_node is not None else UNHANDLED
+        return UNHANDLED
+
+    def visit(self, module) -> None:
+        if id(module) in self.paths:
+            self.add(Visit(self.paths[id(module)]))
+
+    def call_linear(self, interp, node, module, args):
+        before = len(self.entries)
+        outer = self.module
+        self.module = self.paths.get(id(module), outer)
+        if id(module) in self.paths:
+            self.add(Visit(self.module))
+        try:
+            out = call_sites.record_linear_module(interp, node, module, args)
+        finally:
+            self.module = outer
+        if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
+            entry = self.entries[-1]
+            entry.grads = (entry.grads[0], self.mode == "training")  # the weight is a parameter
+        self.mark(out)
+        return out
+
+    def call_embedding(self, interp, args, embedding: Embedding):
+        indices = interp.eval(args.get(0, "input"))
+        if type(indices) is not TensorFact or indices.shape is None or embedding.dim is None:
+            return None
+        if id(embedding) in self.paths:
+            self.add(Visit(self.paths[id(embedding)]))
+        out = TensorFact(tuple(indices.shape) + (embedding.dim,), None, framework="torch")
+        self.mark(out)  # a lookup into a parameter
+        return out
+
+    def call_sequential(self, interp, node, sequential: Sequential, args):
+        """`self.net(x)`: each item applied in turn; an item's site is placed at the call."""
+        self.visit(sequential)
+        fact = interp.eval(args.get(0))
+        for module in sequential.items:
+            fact = self._apply(interp, node, module, fact)
+        return fact
+
+    def _apply(self, interp, node, module, fact):
+        interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
+        carried = CallArgs([cst.Name(_CARRIED)], {}, False)
+        try:
+            if type(module) is ModuleFact and module.kind == "linear":
+                return self.call_linear(interp, node, module, carried)
+            if type(module) is Embedding:
+                self.visit(module)
+                return self.call_embedding(interp, carried, module)
+            if type(module) is Sequential:
+                return self.call_sequential(interp, node, module, carried)
+            if type(module) is SelfFact and self.instance(module) is not None:
+                return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
+            if type(module) is ModuleFact and module.kind == "preserve":
+                self.visit(module)
+                if type(fact) is not TensorFact:
+                    return None
+                out = fact.with_shape(fact.shape)
+                if self.needs_grad(fact):
+                    self.mark(out)
+                return out
+            return None
+        finally:
+            interp.env.pop(_CARRIED, None)
+
+    # -- calls -------------------------------------------------------------------------------------
+    def _evaluate_args(self, interp, args):
+        positional = [interp.eval(value) for value in args.positional]
+        keywords = {name: interp.eval(value) for name, value in args.keywords.items()}
+        return positional, keywords
+
+    def call_instance(self, interp, node, self_fact, args):
+        positional, keywords = self._evaluate_args(interp, args)
+        forward = self.method_of(self_fact, "forward")
+        if forward is None:
+            return None
+        return self._invoke(forward, positional, keywords, node)
+
+    def call_function(self, interp, node, function: FunctionRef, args):
+        positional, keywords = self._evaluate_args(interp, args)
+        return self._invoke(function, positional, keywords, node)
+
+    def construct(self, interp, node, class_ref, args):
+        positional, keywords = self._evaluate_args(interp, args)
+        return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
+
+    def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
+        self_fact = SelfFact({})
+        instance = Instance(source, cls, self_fact)
+        self.instances[id(self_fact)] = instance
+        init = _method(cls, "__init__")
+        if init is not None:
+            self.building += 1
+            try:
+                with self.collecting([]):  # building costs nothing we count
+                    self._run_function(source, init, self_fact, positional, keywords, read_missing_as_dims)
+            finally:
+                self.building -= 1
+        return self_fact
+
+    def _invoke(self, function: FunctionRef, positional, keywords, node):
+        bound = function.bound.self_fact if function.bound is not None else None
+        key = (id(function.node), id(bound), self.module,
+               tuple((_key(f), self.needs_grad(f)) for f in positional),
+               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])))
+        cached = self.memo.get(key)
+        if cached is not None:
+            result, entries = cached
+            self.entries.extend(entries)
+            return result
+        if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
+            self.problems.append((function.node.name.value, "recursive call: not followed"))
+            return None
+        module = self.module
+        entries: list = []
+        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward":
+            self.module = self.paths[id(bound)]
+            entries.append(Visit(self.module))
+        self.active.append(id(function.node))
+        try:
+            with self.collecting(entries):
+                result = self._run_function(function.source, function.node, bound, positional, keywords, False)
+        finally:
+            self.active.pop()
+            self.module = module
+        self.memo[key] = (result, entries)
+        self.entries.extend(entries)
+        return result
+
+    def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims):
+        env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
+        flow = ModelFlow(source.ctx, env, run=self, source=source)
+        if isinstance(node.body, cst.IndentedBlock):
+            flow.run(node.body.body)
+        else:
+            for small in node.body.body:
+                flow.small_statement(small, None)
+        returns = [r for r in flow.state.returns]
+        if not returns:
+            return NONE
+        first = returns[0]
+        return first if all(r is first or r == first for r in returns) else None
+
+    def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims) -> dict:
+        params = node.params
+        ordered = [*params.posonly_params, *params.params]
+        env: dict = {}
+        if self_fact is not None and ordered:
+            env[ordered[0].name.value] = self_fact
+            ordered = ordered[1:]
+        defaults = ModelEvaluator(source.ctx, {}, run=self, source=source)
+        extra = list(positional[len(ordered):])
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            name = param.name.value
+            if index < len(ordered) and index < len(positional):
+                env[name] = positional[index]
+            elif name in keywords:
+                env[name] = keywords[name]
+            elif param.default is not None:
+                env[name] = defaults.eval(param.default)
+            elif name in CONFIG_NAMES:
+                continue  # a config object not given: its attributes are dims (`config.n_embd`)
+            elif read_missing_as_dims:
+                env[name] = DimFact(Sym(name))  # a constructor parameter without default: the dim of its name
+            else:
+                env[name] = None
+        if isinstance(params.star_arg, cst.Param):
+            env[params.star_arg.name.value] = SequenceFact(tuple(extra))
+        return env
+
+    # -- branches ----------------------------------------------------------------------------------
+    def decide(self, interp, node):
+        return decide(self, interp, node)
+
+
+def _is_module(value) -> bool:
+    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact)
+
+
+def _class_name(run, value) -> str:
+    if type(value) is SelfFact:
+        instance = run.instance(value)
+        return instance.class_name if instance is not None else "Module"
+    if type(value) is ModuleFact:
+        return value.spec.label.rsplit(".", 1)[-1] if value.spec is not None and value.spec.label else \
+            ("Linear" if value.kind == "linear" else "(shape-preserving)")
+    return type(value).__name__
+
+
+def _method(cls: cst.ClassDef, name: str):
+    """The method as Python binds it: the last definition (`@overload` stubs come first)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return found[-1] if found else None
+
+
+def _comprehensions(node):
+    found, loop = [], node.for_in
+    while loop is not None:
+        found.append(loop)
+        loop = loop.inner_for_in
+    return found
+
+
+def _key(value):
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return ("id", tuple(id(v) for v in value)) if isinstance(value, (tuple, list)) else ("id", id(value))

@@ -1,0 +1,101 @@
+"""Values a whole-model run knows beyond the per-file facts: module objects built in `__init__`,
+booleans and None for branch decisions, and the cost summaries that calls return."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class BoolFact:
+    value: bool
+
+
+class NoneValue:
+    __slots__ = ()
+
+
+NONE = NoneValue()
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of a class of the tree (`Block(config)`): its attributes live in `self_fact`."""
+
+    source: object  # source_tree.SourceFile
+    cls: object  # cst.ClassDef
+    self_fact: object  # facts.SelfFact bound to `self` in its methods
+
+    @property
+    def class_name(self) -> str:
+        return self.cls.name.value
+
+
+@dataclass(frozen=True)
+class ModuleList:
+    """`nn.ModuleList([Block(c) for _ in range(n)])`: `count` copies of one built module (a
+    comprehension builds one and repeats it), or the listed items."""
+
+    items: tuple
+    count: object = None  # DimExpr of the repetition; None when `items` are the elements
+
+
+@dataclass(frozen=True)
+class ModuleDict:
+    items: tuple  # ((name, value), ...)
+
+
+@dataclass(frozen=True)
+class Sequential:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Embedding:
+    dim: object  # DimExpr of embedding_dim
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    source: object
+    node: object  # cst.FunctionDef
+    bound: object = None  # an Instance for a bound method
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    source: object
+    node: object  # cst.ClassDef
+
+
+# -- cost summaries: what one run of a function costs, as a tree of entries ----------------------
+
+@dataclass
+class SiteEntry:
+    site: object  # CallSite
+    module: str  # module path of the object that ran it ("" for the root)
+    grads: tuple  # per operand: needs a gradient
+
+
+@dataclass
+class Repeat:
+    """Entries run `count` times (a loop over a ModuleList); count None: not known statically."""
+
+    count: object  # DimExpr or None
+    entries: list = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class Choice:
+    """An undecided branch: each side's entries; the totals span [min, max] over the sides."""
+
+    condition: str
+    sides: tuple  # (list of entries, list of entries)
+
+
+@dataclass
+class Visit:
+    """A module's forward starts here: the module tree counts its executions."""
+
+    module: str

@@ -1,0 +1,164 @@
+"""A run's cost summary as numbers: each site costed once by the per-file costing, multiplied by
+its executions; training adds the backward by the requires-grad rule. Unknown stays unknown: a
+site that cannot be costed is listed with its reason and adds nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from shape_annotations import evaluate_dim
+
+from ..rules import describe
+from ..site_costs import cost_site
+from .objects import Choice, Repeat, SiteEntry, Visit
+
+MAX_COUNT = 2**63 - 1
+
+
+@dataclass
+class SiteRow:
+    entry: SiteEntry
+    executions: int | None
+    flops: int | None  # forward + backward per execution times executions
+    forward: int | None
+    backward: int | None
+    traffic_bytes: int | None
+    seconds: Decimal | None
+    reason: str | None
+    alternative: bool = False  # on the cheaper side of an undecided branch: not in the max
+
+
+@dataclass
+class Part:
+    """One run's numbers along its cheapest (low) and its most expensive (high) branch choices."""
+
+    forward: list = field(default_factory=lambda: [0, 0])
+    backward: list = field(default_factory=lambda: [0, 0])
+    traffic: list = field(default_factory=lambda: [0, 0])
+    seconds: list = field(default_factory=lambda: [Decimal(0), Decimal(0)])  # None: some site has no bound
+
+    def total(self, side: int) -> int:
+        return self.forward[side] + self.backward[side]
+
+    def add(self, other: "Part", side: int | None = None) -> None:
+        for index in (0, 1):
+            source = index if side is None else side
+            self.forward[index] += other.forward[source]
+            self.backward[index] += other.backward[source]
+            self.traffic[index] += other.traffic[source]
+            mine, theirs = self.seconds[index], other.seconds[source]
+            self.seconds[index] = None if mine is None or theirs is None else mine + theirs
+
+
+@dataclass
+class Totals:
+    rows: list = field(default_factory=list)
+    part: Part = field(default_factory=Part)
+    visits: dict = field(default_factory=dict)  # module path -> executions of its forward (None: unknown)
+
+
+def _checked(value: int, what: str) -> int:
+    if value > MAX_COUNT:
+        raise OverflowError(f"{what} exceeds 2**63-1")
+    return value
+
+
+def attention_flops(site, cost, dense: bool):
+    """(forward, backward) FLOPs of one fused attention as FlopCounterMode counts them: the two
+    matmuls forward, five (with the score recompute) backward; `unmasked` causal counts only the
+    scores the mask keeps."""
+    query, key, value = cost.operand_shapes
+    if site.attention.layout == "bshd":
+        query, key, value = ((s[0], s[2], s[1], s[3]) if len(s) == 4 else s for s in (query, key, value))
+    batch = 1
+    for size in query[:-2]:
+        batch *= size
+    q_len, k_len, d, e = query[-2], key[-2], query[-1], value[-1]
+    forward = 2 * batch * q_len * k_len * (d + e)
+    backward = 2 * batch * q_len * k_len * (3 * d + 2 * e)
+    if site.attention.is_causal and not dense and q_len == k_len:
+        forward = batch * q_len * (q_len + 1) * (d + e)
+        backward = batch * q_len * (q_len + 1) * (3 * d + 2 * e)
+    return forward, backward
+
+
+def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: bool) -> SiteRow:
+    site = entry.site
+    cost = cost_site(site, sizes, config, describe)
+    if not cost.resolved:
+        return SiteRow(entry, executions, None, None, None, None, None, cost.reason)
+    if executions is None:
+        return SiteRow(entry, None, None, None, None, None, None, "loop trip count is not known statically")
+    if site.operation == "attention":
+        forward, backward = attention_flops(site, cost, config.causal_attention_flops == "dense")
+        backward = backward if training and any(entry.grads) else 0
+    else:
+        forward = cost.flops
+        backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
+    total = _checked((forward + backward) * executions, "FLOPs")
+    seconds = None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions
+    return SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
+                   _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
+                   seconds, None)
+
+
+def total(entries, sizes, config, training: bool) -> Totals:
+    result = Totals()
+    result.part = _walk(entries, 1, sizes, config, training, result, None)
+    return result
+
+
+def _walk(entries, executions, sizes, config, training, result: Totals, reason) -> Part:
+    part = Part()
+    for entry in entries:
+        if type(entry) is SiteEntry:
+            row = cost_row(entry, executions, sizes, config, training)
+            if reason is not None and row.reason is None:
+                row = SiteRow(entry, None, None, None, None, None, None, reason)
+            result.rows.append(row)
+            if row.reason is None:
+                for index in (0, 1):
+                    part.forward[index] += row.forward
+                    part.backward[index] += row.backward
+                    part.traffic[index] += row.traffic_bytes
+                    part.seconds[index] = None if part.seconds[index] is None or row.seconds is None \
+                        else part.seconds[index] + row.seconds
+        elif type(entry) is Visit:
+            known = result.visits.get(entry.module, 0)
+            result.visits[entry.module] = None if known is None or executions is None else known + executions
+        elif type(entry) is Repeat:
+            count = _count(entry.count, sizes)
+            inner = None if executions is None or count is None else _checked(executions * count, "executions")
+            part.add(_walk(entry.entries, inner, sizes, config, training, result,
+                           reason or (entry.reason if count is None else None)))
+        elif type(entry) is Choice:
+            sides, spans = [], []
+            for side in entry.sides:
+                start = len(result.rows)
+                sides.append(_walk(side, executions, sizes, config, training, result, reason))
+                spans.append((start, len(result.rows)))
+            low = min(sides, key=lambda p: p.total(0))
+            high = max(sides, key=lambda p: p.total(1))
+            for side, (start, end) in zip(sides, spans):
+                if side is not high:
+                    for row in result.rows[start:end]:
+                        row.alternative = True
+            chosen = Part()
+            chosen.add(low, 0)
+            both = Part()
+            both.add(high, 1)
+            for name in ("forward", "backward", "traffic", "seconds"):
+                getattr(chosen, name)[1] = getattr(both, name)[1]
+            part.add(chosen)
+    return part
+
+
+def _count(dim, sizes):
+    if dim is None:
+        return None
+    try:
+        value = evaluate_dim(dim, sizes)
+    except Exception:  # noqa: BLE001 - an unbound count is unknown
+        return None
+    return value if value is not None and value >= 0 else None
