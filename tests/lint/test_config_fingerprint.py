@@ -7,14 +7,16 @@ from dataclasses import fields, replace
 from decimal import Decimal
 
 from estimator import ExecutionPolicy
-from tensorcost_lint.config.project_config import NOT_IN_FINGERPRINT, Budgets, ProjectConfig
+from tensorcost_lint.config.project_config import NOT_IN_FINGERPRINT, Budgets, ProjectConfig, parse_config
 
 CHANGED = {
     "dims": {"seq": 4096}, "cli_dims": {"seq": 8}, "sequence_dims": ("T",), "default_dtype": "bfloat16",
     "broadcast_policy": "strict", "budgets": Budgets(contraction_regret=Decimal(2)), "hardware_id": "a100-80gb",
     "traffic_boundary": "l2-to-compute", "torch_einsum": "opt-einsum", "select": ("TCL4",),
     "extend_select": ("TCL501",), "ignore": ("TCL201",), "execution": ExecutionPolicy(count=2),
-    "per_file_ignores": (("tests/*", "/tmp", ("TCL401",)),),
+    "per_file_ignores": (("tests/*", "/tmp", ("TCL401",)),), "causal_attention_flops": "dense",
+    "models": parse_config({"models": {"gpt": {"entry": "model.py:GPT.forward", "inputs": {"idx": "int64 B T"}}}},
+                           "test", None).models,
 }
 
 

@@ -42,11 +42,19 @@ def _limit_memory(max_bytes: int):
 
 # Runs a module as `python -m` would, and writes the process's own peak RSS (KiB) to a file at exit:
 # stdout and stderr stay exactly what users see, and the number is this process's, not a sibling's.
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child forked from a test worker that
+# had imported torch started at that worker's ~370 MB; VmHWM belongs to the address space exec made.
 _MEASURED = (
     "import atexit, os, resource, runpy, sys\n"
+    "def _hwm():\n"
+    "    try:\n"
+    "        with open('/proc/self/status') as status:\n"
+    "            return next(int(l.split()[1]) for l in status if l.startswith('VmHWM:'))\n"
+    "    except (OSError, StopIteration, ValueError):\n"
+    "        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
     "def _peak():\n"
     "    with open(os.environ['TC_ROBUSTNESS_PEAK_FILE'], 'w') as f:\n"
-    "        f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "        f.write(str(_hwm()))\n"
     "atexit.register(_peak)\n"
     "module = sys.argv.pop(1)\n"
     "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
