@@ -14,11 +14,10 @@ from __future__ import annotations
 import codecs
 import difflib
 import io
-import os
-import tempfile
 import tokenize
 from dataclasses import dataclass
 
+from .atomic_write import write_atomically as replace_file
 from .engine import lint_source
 from .source_lines import source_lines
 
@@ -102,19 +101,4 @@ def write_atomically(path: str, text: str, original_bytes: bytes) -> None:
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     if original_bytes.startswith(codecs.BOM_UTF8):
         data = codecs.BOM_UTF8 + data
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tensorcost-fix-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_file(path, data)  # mode kept, temporary file removed on any failure

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
+from ..atomic_write import write_atomically
 from ..config.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -25,22 +25,7 @@ def add_arguments(parser) -> None:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tensorcost-init-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        if os.path.exists(path):
-            os.chmod(temporary, os.stat(path).st_mode & 0o7777)
-        else:
-            os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    write_atomically(path, text.encode("utf-8"))
 
 
 def _models_supported() -> bool:
