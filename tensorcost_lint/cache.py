@@ -105,20 +105,12 @@ class ResultCache:
             findings, records, skipped = decode_entry(raw, key=key, tool=tool_fingerprint(), path=path, text=text)
         except (OSError, InvalidEntry):
             return None  # absent, planted, stale, edited or malformed: lint afresh, never fail the run
-        result = LintResult(path, findings=findings, skipped=skipped)
-        result.site_records = records
-        return result
+        return LintResult(path, findings=findings, skipped=skipped, site_records=records)
 
     def put(self, text: str, path: str, config, result) -> None:
-        from .formats.site_records import site_record
-
-        records = [site_record(s.site.id, path, s, config.default_dtype, config.hardware_id) for s in result.sites]
-        findings = [{"path": f.path, "line": f.line, "column": f.column, "code": f.code, "severity": f.severity,
-                     "message": f.message, "site": f.site, "end_line": f.end_line, "end_column": f.end_column}
-                    for f in result.findings]
         key = self._key(text, path, config)
-        payload = encode_entry(key=key, tool=tool_fingerprint(), path=path, text=text, findings=findings,
-                               sites=records, skipped=result.skipped)
+        payload = encode_entry(key=key, tool=tool_fingerprint(), path=path, text=text, findings=result.findings,
+                               sites=result.records(), skipped=result.skipped)
         if len(payload) > MAX_ENTRY_BYTES:
             return  # it would be refused when read
         target = self._file(key)

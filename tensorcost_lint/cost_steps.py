@@ -43,13 +43,13 @@ def _step(plan) -> StepCost:
     return StepCost(plan, estimate(plan))
 
 
-def costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config) -> CostedSteps:
+def costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operation_class, settings) -> CostedSteps:
     """Raises EstimatorError when the estimator refuses a plan (its trap names why)."""
     if site.shapes.attention:
-        return _cost_attention(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
+        return _cost_attention(site, bound_shapes, operand, output_dtype, accumulation, operation_class, settings)
     if len(bound_shapes) > 2:
-        return _cost_path(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
-    return _cost_single(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
+        return _cost_path(site, bound_shapes, operand, output_dtype, accumulation, operation_class, settings)
+    return _cost_single(site, bound_shapes, operand, output_dtype, accumulation, operation_class, settings)
 
 
 def relabel(site_shapes) -> tuple[tuple[str, ...], str, dict]:
@@ -67,31 +67,31 @@ def _polynomial(dims, factor: int) -> Polynomial | None:
     return None if product is None else product * factor
 
 
-def _common(config):
+def _common(settings):
     # the traffic number's owner is the project config; never its absolute path, which would make
     # plan ids differ between two clones of one repository
-    return dict(execution=config.execution, traffic=TrafficModel(config.traffic_boundary, "project config"),
-                hardware=config.hardware)
+    return dict(execution=settings.execution, traffic=TrafficModel(settings.traffic_boundary, "project config"),
+                hardware=settings.hardware)
 
 
 def _bytes_polynomial(dims, dtype) -> Polynomial | None:
     return _polynomial(dims, dtype.bytes)
 
 
-def _cost_single(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> CostedSteps:
+def _cost_single(site, shapes, operand, output_dtype, accumulation, operation_class, settings) -> CostedSteps:
     model = site.shapes
     inputs, output, _ = relabel(model)
     tensors = tuple(TensorSpec(f"operand{i}", shape, operand) for i, shape in enumerate(shapes))
     plan = contraction_plan(
         operation=f"{site.operation} at line {site.line}", operation_class=operation_class, inputs=tensors,
         output_name="output", output_dtype=output_dtype, accumulation_dtype=accumulation,
-        subscripts=",".join(inputs) + "->" + output, broadcast_policy="shared-weights", **_common(config),
+        subscripts=",".join(inputs) + "->" + output, broadcast_policy="shared-weights", **_common(settings),
     )
     factor = flops_per_point(len(tensors), plan.contraction.summed)
     labels = list(dict.fromkeys("".join(model.inputs)))
     flops_poly = _polynomial([model.dims[label] for label in labels], factor)
-    if flops_poly is not None and config.execution.count != 1:
-        flops_poly = flops_poly * config.execution.count
+    if flops_poly is not None and settings.execution.count != 1:
+        flops_poly = flops_poly * settings.execution.count
     bytes_poly = _bytes_polynomial([model.dims[label] for label in model.output], output_dtype)
     return CostedSteps((_step(plan),), tuple(shapes), operand.name, plan.output.shape, flops_poly, bytes_poly)
 
@@ -103,7 +103,7 @@ def _product(values) -> int:
     return total
 
 
-def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> CostedSteps:
+def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation_class, settings) -> CostedSteps:
     given = tuple(tuple(s) for s in shapes)
     query, key, value = shapes
     if site.attention.layout == "bshd":
@@ -115,7 +115,7 @@ def _cost_attention(site, shapes, operand, output_dtype, accumulation, operation
         query=TensorSpec("query", query, operand), key=TensorSpec("key", key, operand),
         value=TensorSpec("value", value, operand), output_dtype=output_dtype, score_dtype=output_dtype,
         causal=bool(site.attention.is_causal), accumulation_dtype=accumulation,
-        operation_class=operation_class, **_common(config),
+        operation_class=operation_class, **_common(settings),
     )
     model = site.shapes
     flops_poly = attention_polynomial(model, plan.causal)
@@ -159,7 +159,7 @@ def _as_rank4(shape):
     return (_product(shape[:-3]), shape[-3], shape[-2], shape[-1])
 
 
-def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_class, config) -> CostedSteps:
+def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_class, settings) -> CostedSteps:
     """A multi-operand einsum: each pairwise step of the executed path is its own checked plan;
     FLOPs and traffic add up, and so do the steps' bounds (they run one after another)."""
     model = site.shapes
@@ -167,7 +167,7 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
     network = build_network(",".join(inputs) + "->" + output, shapes)
     framework = planned_framework(site)
     execution = framework_execution(framework, network, optimize=site.einsum.optimize if site.einsum else None,
-                                    torch_strategy=config.torch_einsum)
+                                    torch_strategy=settings.torch_einsum)
     back = {v: model.dims[k] for k, v in table.items()}
     live = [TensorSpec(f"operand{i}", shape, operand) for i, shape in enumerate(shapes)]
     steps = execution.order.steps if execution.order is not None else None
@@ -183,7 +183,7 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
             operation=f"einsum step {number + 1} at line {site.line}", operation_class=operation_class,
             inputs=operands, output_name="output" if final else f"intermediate{number}",
             output_dtype=output_dtype if final else operand, accumulation_dtype=accumulation,
-            subscripts=subscripts, broadcast_policy="shared-weights", **_common(config),
+            subscripts=subscripts, broadcast_policy="shared-weights", **_common(settings),
         )
         plans.append(plan)
         labels = list(dict.fromkeys(subscripts.split("->")[0].replace(",", "")))
@@ -193,8 +193,8 @@ def _cost_path(site, shapes, operand, output_dtype, accumulation, operation_clas
         if not final:
             largest = max(largest, plan.output.bytes)
         live = [t for i, t in enumerate(live) if i not in positions] + [plan.output]
-    if flops_poly is not None and config.execution.count != 1:
-        flops_poly = flops_poly * config.execution.count
+    if flops_poly is not None and settings.execution.count != 1:
+        flops_poly = flops_poly * settings.execution.count
     final = plans[-1]
     bytes_poly = _bytes_polynomial([model.dims[c] for c in model.output], output_dtype)
     return CostedSteps(tuple(_step(plan) for plan in plans), tuple(shapes), operand.name, final.output.shape,

@@ -16,7 +16,7 @@ import libcst as cst
 from .analysis.file_analysis import analyse_source
 from .analysis.site_registry import PREFILTER_NAMES
 from .findings import Finding
-from .rule_selection import enabled_codes
+from .lint_settings import LintSettings, lint_settings
 from .rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe
 from .site_costs import cost_site, unresolved
 from .source_lines import source_lines
@@ -44,14 +44,15 @@ class LintResult:
     skipped: bool = False  # the prefilter found nothing to analyse
     site_records: list | None = None  # JSON site records, when the result came from the cache
     bindings: list = field(default_factory=list)  # analysis.context.Binding, when lint_source was asked
+    settings: LintSettings | None = None  # what the lint read of the config (None: served from the cache)
 
-    def records(self, config) -> list[dict]:
+    def records(self) -> list[dict]:
         """Contract 6 site records with per-file ids (cached, or made from the analysis)."""
         if self.site_records is not None:
             return self.site_records
         from .formats.site_records import site_record
 
-        return [site_record(s.site.id, self.path, s, config.default_dtype, config.hardware_id) for s in self.sites]
+        return [site_record(s.site.id, self.path, s, self.settings) for s in self.sites]
 
 
 def may_have_findings(text: str) -> bool:
@@ -113,13 +114,14 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
                 bindings: bool = False) -> LintResult:
     """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8);
     `bindings`: also keep each tensor binding and use (the language server's hints and hover)."""
-    result = LintResult(path)
-    codes = enabled_codes(config.select, config.extend_select, config.ignore_for(path))
+    settings = lint_settings(config, path)  # the one settings object everything below reads
+    result = LintResult(path, settings=settings)
+    codes = settings.codes
     if prefilter and not may_have_findings(text):
         result.skipped = True
         return result
     try:
-        analysis = analyse_source(text, path, config, config.cli_dims, tree=tree, bindings=bindings)
+        analysis = analyse_source(text, path, settings, settings.cli_dims, tree=tree, bindings=bindings)
     except (SyntaxError, cst.ParserSyntaxError) as error:
         result.findings.append(_syntax_error(path, text, error))
         return result
@@ -135,14 +137,14 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
     result.bindings = analysis.bindings or []
     for site in analysis.sites:
         try:
-            cost = cost_site(site, analysis.sizes, config, describe)
+            cost = cost_site(site, analysis.sizes, settings, describe)
         except Exception as error:  # noqa: BLE001 - reported as TCL900, never raised
             cost = unresolved(f"internal error while costing: {type(error).__name__}: {error}")
             if "TCL900" in codes:
                 crash = _internal_error(path, error)
                 result.findings.append(INTERNAL_ERROR.report(path, site.line, site.column, crash.message, site=site.id))
         result.sites.append(SiteResult(site, cost))
-    context = RuleContext(path, config, analysis.sizes, result.sites, analysis.reported)
+    context = RuleContext(path, settings, analysis.sizes, result.sites, analysis.reported)
     for rule in ALL_RULES:
         if rule.code not in codes:
             continue

@@ -30,10 +30,10 @@ class TooLarge:
     execution: object = None  # its FrameworkExecution, when the executed order itself is in range
 
 
-def too_large(site, bound_shapes, sizes, config, error: EstimatorError) -> TooLarge:
+def too_large(site, bound_shapes, sizes, settings, error: EstimatorError) -> TooLarge:
     """The fact for a site the estimator refused with CountOverflow (`error`)."""
     model = site.shapes
-    runs = config.execution.count
+    runs = settings.execution.count
     network = execution = None
     if model.attention:
         formula = attention_polynomial(model, bool(site.attention.is_causal))
@@ -46,7 +46,7 @@ def too_large(site, bound_shapes, sizes, config, error: EstimatorError) -> TooLa
             bound.update(zip(term, shape))
         path = (tuple(range(len(inputs))),)
         if len(inputs) > 2:
-            network, execution, path = _executed(site, inputs, output, bound_shapes, config)
+            network, execution, path = _executed(site, inputs, output, bound_shapes, settings)
         once, formula = _recount(inputs, output, bound, back, path)
     flops = None if once is None else once * runs
     named = () if formula is None else tuple((a, sizes[a]) for a in formula.atoms() if a in sizes)
@@ -54,7 +54,7 @@ def too_large(site, bound_shapes, sizes, config, error: EstimatorError) -> TooLa
     return TooLarge(fact, network, execution)
 
 
-def _executed(site, inputs, output, bound_shapes, config):
+def _executed(site, inputs, output, bound_shapes, settings):
     """(network, execution or None, path or None): the path the framework runs, found without the
     ceiling when costing it overflowed. None for the path when it cannot be known."""
     try:
@@ -64,12 +64,12 @@ def _executed(site, inputs, output, bound_shapes, config):
     framework = planned_framework(site)
     optimize = site.einsum.optimize if site.einsum else None
     try:
-        execution = framework_execution(framework, network, optimize=optimize, torch_strategy=config.torch_einsum)
+        execution = framework_execution(framework, network, optimize=optimize, torch_strategy=settings.torch_einsum)
         return network, execution, execution.order.path
     except EstimatorError:
         pass
     try:
-        return network, None, _path(framework, network, optimize, config.torch_einsum)
+        return network, None, _path(framework, network, optimize, settings.torch_einsum)
     except (EstimatorError, KeyError, TypeError, ValueError):
         return network, None, None
 

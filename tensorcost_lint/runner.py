@@ -20,11 +20,11 @@ class Report:
     def findings(self) -> list:
         return [f for result in self.results for f in result.findings]
 
-    def numbered_records(self, resolver):
+    def numbered_records(self):
         """(global id, path, record) for every site in the report, cached or fresh."""
         number = 0
         for result in self.results:
-            for record in result.records(resolver.for_path(result.path)):
+            for record in result.records():
                 yield number, result.path, {**record, "id": number}
                 number += 1
 

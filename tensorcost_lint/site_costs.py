@@ -130,17 +130,19 @@ def operand_dtypes(site: CallSite, default_dtype: str) -> list[str]:
     return dtypes
 
 
-def cost_site(site: CallSite, sizes: dict, config, describe) -> SiteCost:
-    """`describe(fact)`: a shape problem in words (the rules own them; costing only passes them on)."""
+def cost_site(site: CallSite, sizes: dict, settings, describe) -> SiteCost:
+    """`settings`: the engine's `LintSettings` (dtype, hardware, traffic boundary, execution policy,
+    einsum strategy). `describe(fact)`: a shape problem in words (the rules own them; costing only
+    passes them on)."""
     chain = chain_order(site.chain, sizes) if site.chain is not None else None
-    outcome = _costed(site, sizes, config, describe)
+    outcome = _costed(site, sizes, settings, describe)
     if type(outcome) is TooLarge:
         return SiteCost(False, describe(outcome.fact, sizes), chain_order=chain, too_large=outcome.fact,
                         network=outcome.network, execution=outcome.execution)
     return unresolved(outcome, chain) if type(outcome) is str else aggregate(outcome, chain)
 
 
-def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | TooLarge | str:
+def _costed(site: CallSite, sizes: dict, settings, describe) -> CostedSteps | TooLarge | str:
     """The site's steps, or why it cannot be costed in the user's words."""
     if site.unresolved:
         return site.unresolved
@@ -163,7 +165,7 @@ def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | TooL
         names = ", ".join(missing)
         return (f"unbound dims: {names} (declare sizes in tensorcost.yaml `dims`, "
                 f"`--dim NAME=SIZE` or a `# tensorcost: dims` pragma)")
-    dtypes = operand_dtypes(site, config.default_dtype)
+    dtypes = operand_dtypes(site, settings.default_dtype)
     if len(set(dtypes)) > 1:
         return f"operands have different dtypes ({', '.join(dtypes)})"
     if shapes.problems:  # the call runs, broadcasting silently: costed once the broadcast is explicit
@@ -173,17 +175,17 @@ def _costed(site: CallSite, sizes: dict, config, describe) -> CostedSteps | TooL
     output_dtype = normalize_dtype(precision.output_dtype or dtypes[0])
     accumulation = normalize_dtype(precision.accumulation_dtype) if precision.accumulation_dtype else None
     operation_class = "dense-matmul"
-    if config_tf32(site, config) and operand.name == "float32":
+    if config_tf32(site, settings) and operand.name == "float32":
         operation_class = "dense-matmul-tf32"
     try:
-        return costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operation_class, config)
+        return costed_steps(site, bound_shapes, operand, output_dtype, accumulation, operation_class, settings)
     except CountOverflow as error:
-        return too_large(site, bound_shapes, sizes, config, error)
+        return too_large(site, bound_shapes, sizes, settings, error)
     except EstimatorError as error:
         return f"{error.trap}: {error.reason}"
 
 
-def config_tf32(site: CallSite, config) -> bool:
+def config_tf32(site: CallSite, settings) -> bool:
     """float32 sites run at the TF32 rate only where the file opts in (allow_tf32 = True)."""
     return bool(site.precision.tf32)
 

@@ -47,8 +47,8 @@ def _shapes_table(site, record, sizes) -> list[str]:
     return rows
 
 
-def _evidence_lines(cost, config) -> list[str]:
-    hardware = config.hardware
+def _evidence_lines(cost, settings) -> list[str]:
+    hardware = settings.hardware
     lines = [f"**Hardware evidence** `{hardware.id}`: {hardware.device} — {hardware.source}; "
              f"measured {hardware.measured}, owner {hardware.owner}"]
     compute = cost.compute_evidence
@@ -63,13 +63,13 @@ def _evidence_lines(cost, config) -> list[str]:
     return lines
 
 
-def _ledger_rows(record, config) -> list[str]:
+def _ledger_rows(record, settings) -> list[str]:
     symbolic = record["flops_formula"] and not record["flops_formula"].isdigit()  # all dims literal: no formula
     formula = f" = `{record['flops_formula']}`" if symbolic else ""
     rows = ["| | |", "|---|---|",
             f"| FLOPs | {format_flops(record['flops'])}{formula} ({record['flops']:,}) |",
             f"| output bytes | {format_bytes(record['output_bytes'])} |",
-            f"| traffic | {format_bytes(record['traffic_bytes'])} across {config.traffic_boundary} |",
+            f"| traffic | {format_bytes(record['traffic_bytes'])} across {settings.traffic_boundary} |",
             f"| retained | {format_bytes(record['retained_bytes'])} |"]
     if record["arithmetic_intensity"] is not None:
         intensity = significant(Decimal(str(record["arithmetic_intensity"])), 4)
@@ -84,20 +84,22 @@ def _ledger_rows(record, config) -> list[str]:
     return rows
 
 
-def hover_markdown(site_result, path: str, config, sizes, findings=()) -> str:
+def hover_markdown(site_result, settings, sizes, findings=()) -> str:
+    """`settings`: the `LintSettings` the file was linted under (`LintResult.settings`), so the
+    hover shows the numbers of that lint, on the hardware it used."""
     site, cost = site_result.site, site_result.cost
-    record = site_record(site.id, path, site_result, config.default_dtype, config.hardware_id)
+    record = site_record(site.id, settings.path, site_result, settings)
     parts = [f"**tensorcost** · {site.operation} `{_cell(site.expression)}` ({site.framework}, `{site.function}`)",
              "", *_shapes_table(site, record, sizes), ""]
     if not cost.resolved:
         parts.append(f"**Not costed:** {record['reason']}")
     else:
-        parts += _ledger_rows(record, config)
+        parts += _ledger_rows(record, settings)
         execution = record.get("execution")
         if execution is not None:
             path_text = f", path {execution['path']}" if execution["path"] else ""
             parts += ["", f"Executed as {execution['description']}{path_text}."]
-        parts += ["", *_evidence_lines(cost, config)]
+        parts += ["", *_evidence_lines(cost, settings)]
     here = [f for f in findings if f.site == site.id]
     if here:
         parts += ["", "Findings here: " + ", ".join(f"`{f.code}`" for f in here)]

@@ -296,7 +296,7 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
         if site_result is None:
             return None
         site = site_result.site
-        text = hover_markdown(site_result, linted.path, linted.config, linted.result.sizes, linted.result.findings)
+        text = hover_markdown(site_result, linted.result.settings, linted.result.sizes, linted.result.findings)
         site_range = codec.range_to_client_units(lines, types.Range(
             start=types.Position(line=site.line - 1, character=site.column - 1),
             end=types.Position(line=site.end_line - 1, character=site.end_column - 1)))

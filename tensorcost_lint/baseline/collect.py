@@ -46,7 +46,7 @@ def collect(report, resolver, texts: dict | None = None) -> Collected:
     by_path: dict = {}
     configs = {}
     checked, roots = set(), set()
-    for number, path, record in report.numbered_records(resolver):
+    for number, path, record in report.numbered_records():
         if record["resolved"] and record["flops"] is not None:
             by_path.setdefault(path, []).append((number, record))
     sites: dict = {}

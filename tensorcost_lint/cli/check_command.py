@@ -166,14 +166,6 @@ def run(args) -> int:
         stdin_texts[report.results[0].path] = text
         if args.diff:
             return FixRun(resolver, sources).diff_stdin(report, text)
-    elif args.fix or args.diff:  # the cache keeps no fixes: lint fresh
-        fixing = FixRun(resolver, sources)
-        report = lint_paths(paths, resolver, cache=None, jobs=args.jobs)
-        if args.diff:
-            return fixing.diff(report)
-        report = fixing.fix(report)
-        if args.format == "text" and not args.quiet:
-            print(fixing.summary())
     else:
         cache = None
         if not args.no_cache:
@@ -181,6 +173,13 @@ def run(args) -> int:
 
             cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
         report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
+        if args.fix or args.diff:  # a cached result carries its fixes: it says which files to fix
+            fixing = FixRun(resolver, sources)
+            if args.diff:
+                return fixing.diff(report)
+            report = fixing.fix(report)
+            if args.format == "text" and not args.quiet:
+                print(fixing.summary())
     comparison = None
     if baseline is not None:
         from ..baseline.gate import gate

@@ -10,8 +10,7 @@ def report_data(report, resolver) -> dict:
     site_ids = {}
     sites = []
     for result in report.results:
-        config = resolver.for_path(result.path)
-        for record in result.records(config):
+        for record in result.records():
             site_ids[(result.path, record["id"])] = len(sites)
             sites.append({**record, "id": len(sites)})
     findings = []

@@ -19,8 +19,10 @@ def _number(value: Decimal | None):
     return float(significant(Decimal(value), 4))
 
 
-def site_record(number: int, path: str, site_result, default_dtype: str, hardware_id: str | None = None) -> dict:
+def site_record(number: int, path: str, site_result, settings) -> dict:
+    """`settings`: the engine's `LintSettings` the site was costed under (its default dtype and hardware)."""
     site, cost = site_result.site, site_result.cost
+    default_dtype, hardware_id = settings.default_dtype, settings.hardware_id
     operands = []
     for index, operand in enumerate(site.operands):
         if type(operand).__name__ == "TensorFact" and operand.shape is not None:

@@ -36,7 +36,7 @@ def render_text(report, *, statistics: bool = False, resolver=None, quiet: bool 
         counts = Counter(f.code for f in findings)
         for code in sorted(counts):
             lines.append(f"{counts[code]:>6}  {code}")
-        records = [record for _, _, record in report.numbered_records(resolver)]
+        records = [record for _, _, record in report.numbered_records()]
         resolved = sum(1 for record in records if record["resolved"])
         lines.append(f"call sites: {resolved} resolved / {len(records)} found")
     coverage = site_coverage(report)

@@ -27,7 +27,7 @@ class _AccumulationRule(Rule):
         site = result.site
         if site.precision.accumulation_dtype is None or any(type(op).__name__ != "TensorFact" for op in site.operands):
             return
-        dtypes = set(operand_dtypes(site, context.config.default_dtype))
+        dtypes = set(operand_dtypes(site, context.settings.default_dtype))
         if len(dtypes) != 1:
             return
         operand = normalize_dtype(dtypes.pop())
@@ -131,7 +131,7 @@ class MixedOperandDtypes(Rule):
         site = result.site
         if any(type(op).__name__ != "TensorFact" for op in site.operands):
             return
-        dtypes = operand_dtypes(site, context.config.default_dtype)
+        dtypes = operand_dtypes(site, context.settings.default_dtype)
         if len(set(dtypes)) < 2:
             return
         consequence = {

@@ -33,11 +33,16 @@ class SiteResult:
 @dataclass
 class RuleContext:
     path: str
-    config: object  # ProjectConfig
+    settings: object  # lint_settings.LintSettings: what the engine resolved from the config, once
     sizes: dict
     sites: list  # SiteResult
     reported: list  # analysis.problems.Reported: facts the analysis stated at a place in the file
     source_lines: list = field(default_factory=list)
+
+    @property
+    def config(self):
+        """The same `settings` under the name rules read before (it carries `ProjectConfig`'s names)."""
+        return self.settings
 
 
 class Rule:

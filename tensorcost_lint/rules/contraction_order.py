@@ -73,7 +73,7 @@ class CostlyContractionOrder(Rule):
         if best.flops <= 0 or executed <= best.flops:
             return
         ratio = Fraction(executed, best.flops)
-        regret = context.config.budgets.contraction_regret
+        regret = context.settings.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
         remedy, fix = self._remedy(cost.execution.framework, best, result, context)
@@ -97,7 +97,7 @@ class CostlyContractionOrder(Rule):
         if best.flops <= 0:
             return
         ratio = Fraction(MAX_COUNT + 1, best.flops)
-        regret = context.config.budgets.contraction_regret
+        regret = context.settings.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
         remedy, fix = self._remedy(planned_framework(result.site), best, result, context)
@@ -114,7 +114,7 @@ class CostlyContractionOrder(Rule):
             remedy = 'pass optimize="optimal"'
             fix = Fix(self.fix_title, site.end_line, site.end_column - 1, site.end_line,
                       site.end_column - 1, ', optimize="optimal"')
-        elif site.framework == "torch" and context.config.torch_einsum == "left-to-right":
+        elif site.framework == "torch" and context.settings.torch_einsum == "left-to-right":
             path = ", ".join(str(tuple(step)) for step in best.path)
             remedy = (f"reorder the operands, use opt_einsum.contract(..., optimize=[{path}]), or set "
                       "frameworks.torch_einsum: opt-einsum if opt_einsum is installed")
@@ -126,7 +126,7 @@ class CostlyContractionOrder(Rule):
         if order is None or order.best_flops <= 0 or order.written_flops <= order.best_flops:
             return
         ratio = Fraction(order.written_flops, order.best_flops)
-        regret = context.config.budgets.contraction_regret
+        regret = context.settings.budgets.contraction_regret
         if ratio < Fraction(str(regret)):
             return
         site = result.site

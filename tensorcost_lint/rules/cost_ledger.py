@@ -14,7 +14,7 @@ def _intensity(cost) -> str:
     return significant(cost.arithmetic_intensity, 4)
 
 
-def ledger_text(result, config, sizes) -> str:
+def ledger_text(result, settings, sizes) -> str:
     cost, site = result.cost, result.site
     if not cost.resolved:
         return f"cost of `{site.expression}` unresolved: {cost.reason}"
@@ -23,9 +23,9 @@ def ledger_text(result, config, sizes) -> str:
         output = f"output {sized_shape(site.shapes.output_shape, sizes)} {cost.output_dtype} {format_bytes(cost.output_bytes)}, "
     formula = f" ({cost.flops_formula})" if cost.flops_formula else ""
     text = (f"cost: {format_flops(cost.flops)}{formula}, {output}traffic {format_bytes(cost.traffic_bytes)} "
-            f"across {config.traffic_boundary}, intensity {_intensity(cost)} FLOP/B")
+            f"across {settings.traffic_boundary}, intensity {_intensity(cost)} FLOP/B")
     if cost.lower_bound_seconds is not None:
-        text += (f", lower bound {format_seconds(cost.lower_bound_seconds)} on {config.hardware_id} "
+        text += (f", lower bound {format_seconds(cost.lower_bound_seconds)} on {settings.hardware_id} "
                  f"({cost.bottleneck}-bound)")
     else:
         text += f", no bound: {cost.bound_reason}"
@@ -54,7 +54,7 @@ class CostLedger(Rule):
     )
 
     def check_site(self, result, context):
-        yield self.at_site(context, result, ledger_text(result, context.config, context.sizes))
+        yield self.at_site(context, result, ledger_text(result, context.settings, context.sizes))
 
 
 class LatencyBudget(Rule):
@@ -85,7 +85,7 @@ class LatencyBudget(Rule):
     )
 
     def check_site(self, result, context):
-        budget = context.config.budgets.latency_seconds
+        budget = context.settings.budgets.latency_seconds
         cost = result.cost
         if budget is None or not cost.resolved or cost.lower_bound_seconds is None:
             return
@@ -100,6 +100,6 @@ class LatencyBudget(Rule):
         else:
             why = ""
         yield self.at_site(context, result, (
-            f"roofline lower bound {format_seconds(cost.lower_bound_seconds)} on {context.config.hardware_id} exceeds "
+            f"roofline lower bound {format_seconds(cost.lower_bound_seconds)} on {context.settings.hardware_id} exceeds "
             f"budgets.latency_seconds {format_seconds(Decimal(budget))} ({cost.bottleneck}-bound: {why}); "
             "no kernel can beat this bound — reduce the work, the precision or the traffic"))

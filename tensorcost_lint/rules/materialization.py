@@ -13,14 +13,14 @@ def _output_dims(site) -> tuple:
     return tuple(shapes.dims[label] for label in shapes.output) if shapes is not None else ()
 
 
-def quadratic_dims(site, config, sizes) -> list | None:
+def quadratic_dims(site, settings, sizes) -> list | None:
     """The two dims that make an output quadratic: one dim twice, or two sequence dims."""
     dims = _output_dims(site)
     for i, a in enumerate(dims):
         for b in dims[i + 1:]:
             if type(a) is Sym and same_dim(a, b, {}) is True:
                 return [a, b]
-    sequence = [d for d in dims if type(d) is Sym and d.name in config.sequence_dims]
+    sequence = [d for d in dims if type(d) is Sym and d.name in settings.sequence_dims]
     return sequence[:2] if len(sequence) >= 2 else None
 
 
@@ -75,10 +75,10 @@ class QuadraticMaterialization(Rule):
         cost, site = result.cost, result.site
         if not cost.resolved or site.shapes is None or site.shapes.attention:
             return
-        budget = context.config.budgets.quadratic_bytes
+        budget = context.settings.budgets.quadratic_bytes
         if cost.output_bytes <= budget:
             return
-        pair = quadratic_dims(site, context.config, context.sizes)
+        pair = quadratic_dims(site, context.settings, context.sizes)
         if pair is None:
             return
         names = [d.name for d in pair]
@@ -121,7 +121,7 @@ class IntermediateOverBudget(Rule):
         cost, site = result.cost, result.site
         if not cost.resolved:
             return
-        budget = context.config.budgets.intermediate_bytes
+        budget = context.settings.budgets.intermediate_bytes
         largest = cost.largest_intermediate_bytes or 0
         if cost.output_bytes > budget:
             shape = sized_shape(_output_dims(site), context.sizes)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
-from tests.conftest import EXAMPLES, run_tensorcost
+import pytest
+
+from tests.cli.inprocess import tensorcost_in
+from tests.conftest import EXAMPLES, ROOT, run_tensorcost
+
+from tensorcost_lint import file_lint
 
 from tensorcost_lint.cache import ResultCache
 from tensorcost_lint.config.project_config import ProjectConfig
@@ -65,3 +71,60 @@ def test_read_only_cache_directory_still_lints(tmp_path: Path):
         assert result.returncode == 0 and "Traceback" not in result.stderr
     finally:
         os.chmod(cache_dir, 0o700)
+
+
+# A warm cache serves the whole per-file record a fresh run makes: findings with their fixes, every
+# site record field in its order, skipped files. So every output is byte for byte the same.
+FIXTURES = ROOT / "tests" / "fixtures" / "lint"
+REALISTIC = ("nanogpt_style_attention.py", "transformer_lens_style.py", "einsum_orders.py")
+OUTPUTS = {
+    "json": ("--format", "json"),
+    "sarif": ("--format", "sarif"),
+    "text-statistics": ("--statistics", "--show-source"),
+    "diff": ("--diff",),
+}
+
+
+def _checkout(root: Path) -> Path:
+    """examples/ and a few realistic model files, under relative paths that match across copies."""
+    shutil.copytree(EXAMPLES, root / "examples")
+    (root / "models").mkdir()
+    for name in REALISTIC:
+        shutil.copy(FIXTURES / name, root / "models" / name)
+    return root
+
+
+def _no_analysis(*_args, **_kwargs):
+    raise AssertionError("a warm run analysed a file instead of serving its cache entry")
+
+
+@pytest.mark.parametrize("output", sorted(OUTPUTS))
+def test_warm_cache_output_is_byte_identical_to_a_cold_run(tmp_path: Path, monkeypatch, output: str):
+    work = _checkout(tmp_path / "work")
+    argv = ("check", "examples", "models", *OUTPUTS[output])
+    fresh = tensorcost_in(work, *argv, "--no-cache")
+    cold = tensorcost_in(work, *argv, "--cache-dir", str(tmp_path / "cache"))
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 8  # every file that passed the prefilter
+    monkeypatch.setattr(file_lint, "lint_source", _no_analysis)
+    warm = tensorcost_in(work, *argv, "--cache-dir", str(tmp_path / "cache"))
+    assert fresh.returncode == 1 and fresh.stderr == "" and fresh.stdout
+    assert (cold.returncode, cold.stdout, cold.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    if output == "diff":
+        assert "optimize=" in warm.stdout  # the fixes came back with the cached findings
+
+
+def test_fix_from_a_warm_cache_writes_and_prints_what_a_cold_fix_does(tmp_path: Path, monkeypatch):
+    cold_tree, warm_tree = _checkout(tmp_path / "cold"), _checkout(tmp_path / "warm")
+    argv = ("check", "examples", "models", "--fix", "--cache-dir", str(tmp_path / "cache"))
+    cold = tensorcost_in(cold_tree, *argv)  # fills the cache with the results before fixing
+    monkeypatch.setattr(file_lint, "lint_source", _no_analysis)
+    warm = tensorcost_in(warm_tree, *argv)
+    assert cold.stdout.startswith("Fixed ") and not cold.stdout.startswith("Fixed 0 ")
+    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    for path in sorted(cold_tree.rglob("*.py")):
+        assert (warm_tree / path.relative_to(cold_tree)).read_bytes() == path.read_bytes(), path
+    pristine = _checkout(tmp_path / "pristine")
+    changed = [p for p in sorted(pristine.rglob("*.py"))
+               if (warm_tree / p.relative_to(pristine)).read_bytes() != p.read_bytes()]
+    assert changed  # the warm run edited files, from the fixes its cached findings carried

@@ -13,6 +13,7 @@ import warnings
 from tensorcost_lint.config.project_config import ProjectConfig
 from tensorcost_lint.engine import lint_source
 from tensorcost_lint.formats.site_records import site_record
+from tensorcost_lint.lint_settings import lint_settings
 
 from .model_programs import DECLARED_DIMS, SEQUENCE_DIMS
 
@@ -50,7 +51,7 @@ def site_problem(site_result, path: str, config) -> str | None:
     if "internal error" in reason:
         return f"internal error while costing a site (hidden as unresolved): {reason}"
     try:
-        record = site_record(0, path, site_result, config.default_dtype, config.hardware_id)
+        record = site_record(0, path, site_result, lint_settings(config, path))
         json.dumps(record, allow_nan=False)
     except Exception as error:  # noqa: BLE001
         return f"site record of `{site_result.site.expression}` does not render: {type(error).__name__}: {error}"

@@ -167,6 +167,14 @@ def _set_site(name, value):
     return lambda result: result["sites"][0].__setitem__(name, value)
 
 
+def _set_fix(change):
+    """Change the fix of the first finding that carries one (the TCL403 `optimize=` edit)."""
+    def apply(result):
+        finding = next(f for f in result["findings"] if f["fix"] is not None)
+        finding["fix"] = change(finding["fix"])
+    return apply
+
+
 MALFORMED = {
     "line-not-int": _set_finding("line", "x"),
     "line-bool": _set_finding("line", True),
@@ -183,6 +191,31 @@ MALFORMED = {
     "skipped-not-bool": lambda result: result.__setitem__("skipped", "no"),
     "findings-not-list": lambda result: result.__setitem__("findings", {"0": 1}),
 }
+
+
+MALFORMED_FIXES = {
+    "fix-not-object": _set_fix(lambda fix: 5),
+    "fix-missing-field": _set_fix(lambda fix: {k: v for k, v in fix.items() if k != "replacement"}),
+    "fix-line-zero": _set_fix(lambda fix: {**fix, "line": 0}),
+    "fix-ends-before-it-starts": _set_fix(lambda fix: {**fix, "end_line": fix["line"], "end_column": fix["column"] - 1}),
+    "fix-replacement-not-str": _set_fix(lambda fix: {**fix, "replacement": ["import os"]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED_FIXES))
+def test_d7_entry_with_a_malformed_fix_is_a_miss(repo: Path, name: str):
+    """A fix is not printed by any format, so the outputs cannot show a bad one: the store must refuse it."""
+    from tensorcost_lint.cache import ResultCache
+    from tensorcost_lint.config.project_config import ConfigResolver
+
+    text, config = (repo / "model.py").read_text(), ConfigResolver().for_path("model.py")
+    store = ResultCache(repo / ".tensorcost_cache")
+    run_main("check", "model.py")
+    served = store.get(text, "model.py", config)
+    assert served is not None and [f.fix for f in served.findings if f.fix is not None]
+    [entry] = _entries(repo / ".tensorcost_cache")
+    _rewrite(entry, MALFORMED_FIXES[name], redigest=True)
+    assert store.get(text, "model.py", config) is None
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
@@ -230,7 +263,8 @@ def test_d7_every_fresh_entry_is_served_back(tmp_path: Path):
         cached = store.get(text, str(path), config)
         assert cached is not None, path
         assert cached.findings == fresh.findings
-        assert cached.records(config) == fresh.records(config)
+        assert [f.fix for f in cached.findings] == [f.fix for f in fresh.findings]  # Finding equality skips fix
+        assert json.dumps(cached.records()) == json.dumps(fresh.records())  # key order included
 
 
 # D11 -----------------------------------------------------------------------------------------
