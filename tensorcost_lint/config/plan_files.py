@@ -15,8 +15,6 @@ from estimator import (
     LIVENESS_POLICIES,
     PLAN_VERSION,
     AttentionPlan,
-    BandwidthEvidence,
-    ComputeEvidence,
     EstimatorError,
     ExecutionPolicy,
     HardwareEvidence,
@@ -28,7 +26,7 @@ from estimator import (
     require_evidence,
 )
 
-from ..hardware.evidence_files import resolve_device
+from ..hardware.evidence_files import read_bandwidth, read_compute, resolve_device
 from .errors import ConfigError
 from .fields import MappingReader
 from .safe_yaml import load_yaml_file
@@ -71,18 +69,11 @@ def _tensor(reader: MappingReader, count_key: str) -> TensorSpec:
 
 
 def _inline_hardware(reader: MappingReader) -> HardwareEvidence:
+    """One device written into the plan: its compute and bandwidth fields side by side with its own
+    (read by the evidence reader, as in an evidence file), then no key left unread."""
     device_id = reader.text("id", required=True)
-    compute = ComputeEvidence(
-        operation_class=reader.text("operation_class", required=True),
-        operand_dtype=_dtype(reader, "operand_dtype"),
-        accumulation_dtype=_dtype(reader, "accumulation_dtype"),
-        flop_convention=reader.choice("flop_convention", tuple(FLOP_CONVENTIONS), required=True),
-        peak_flops_per_second=reader.number("peak_flops_per_second"),
-    )
-    bandwidth = BandwidthEvidence(
-        traffic_boundary=reader.text("traffic_boundary", required=True),
-        sustained_bytes_per_second=reader.number("sustained_bytes_per_second"),
-    )
+    compute = read_compute(reader, finish=False)
+    bandwidth = read_bandwidth(reader, finish=False)
     device = HardwareEvidence(
         id=device_id,
         device=reader.text("device", device_id),

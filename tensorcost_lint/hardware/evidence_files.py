@@ -1,4 +1,9 @@
-"""Reading hardware-evidence YAML (Contract 3) into estimator records, strictly."""
+"""Reading hardware-evidence YAML (Contract 3) into estimator records, strictly.
+
+The one reader of compute and bandwidth evidence records: evidence files, the shipped datasheets
+and a plan file's inline `hardware:` mapping (config/plan_files.py) all go through `read_compute`
+and `read_bandwidth`, so a record means and is refused the same wherever it is written.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,9 @@ from ..config.safe_yaml import load_yaml_file, load_yaml_text
 SHIPPED_SOURCE = "tensorcost/hardware/datasheets.yaml"
 
 
-def read_compute(reader: MappingReader) -> ComputeEvidence:
+def read_compute(reader: MappingReader, *, finish: bool = True) -> ComputeEvidence:
+    """`finish=False` when the record shares its mapping with other keys (a plan's inline hardware):
+    the caller then refuses unknown keys once it has read its own."""
     operand = reader.text("operand_dtype", required=True)
     accumulation = reader.text("accumulation_dtype", required=True)
     try:
@@ -29,16 +36,19 @@ def read_compute(reader: MappingReader) -> ComputeEvidence:
         )
     except EstimatorError as error:
         raise reader.error(error.field.rpartition(".")[2], error.reason) from None
-    reader.finish()
+    if finish:
+        reader.finish()
     return record
 
 
-def read_bandwidth(reader: MappingReader, boundary_key: str = "traffic_boundary") -> BandwidthEvidence:
+def read_bandwidth(reader: MappingReader, boundary_key: str = "traffic_boundary", *,
+                   finish: bool = True) -> BandwidthEvidence:
     record = BandwidthEvidence(
         traffic_boundary=reader.text(boundary_key, required=True),
         sustained_bytes_per_second=reader.number("sustained_bytes_per_second"),
     )
-    reader.finish()
+    if finish:
+        reader.finish()
     return record
 
 
