@@ -1,32 +1,18 @@
-"""Shared test helpers: the CLI is always driven as a subprocess, as users and CI run it."""
+"""Shared test helpers: the CLI runs in this process (tests/run_cli.py), as `main(argv)` with its
+streams captured; the few subprocess smoke tests use `run_tensorcost_process`."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.run_cli import Ran, run_tensorcost, run_tensorcost_process
+
+__all__ = ["EXAMPLES", "ROOT", "Ran", "assert_one_line_error", "run_tensorcost", "run_tensorcost_process"]
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-
-
-def run_tensorcost(*args: str, cwd: Path | str | None = None, input: str | None = None, env=None):
-    """Run `python -m tensorcost_lint.cli.main ARGS` and return the CompletedProcess (text)."""
-    full_env = dict(os.environ)
-    full_env.pop("TENSORCOST_CACHE_DIR", None)
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "tensorcost_lint.cli.main", *args],
-        cwd=cwd or ROOT,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=full_env,
-    )
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from tests.conftest import run_tensorcost_process
+
 from .conftest import clean_env
 
 pytestmark = pytest.mark.slow
@@ -226,8 +228,9 @@ def test_without_pygls_the_command_says_what_to_install(tmp_path):
     assert "pip install 'pygls>=2,<3' lsprotocol" in line and "Traceback" not in result.stderr
 
 
-def test_a_wrong_config_flag_exits_2_at_once(tmp_path, tensorcost):
-    result = tensorcost("lsp", "--config", str(tmp_path / "missing.yaml"), cwd=tmp_path, input="")
+def test_a_wrong_config_flag_exits_2_at_once(tmp_path):
+    # the `tensorcost lsp` entry point's smoke test: a process, as editors start it
+    result = run_tensorcost_process("lsp", "--config", str(tmp_path / "missing.yaml"), cwd=tmp_path, input="")
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert "missing.yaml" in line

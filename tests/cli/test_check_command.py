@@ -1,4 +1,4 @@
-"""`tensorcost check` as users and CI run it: a subprocess, its exit code, its exact output."""
+"""`tensorcost check` as users and CI run it, in process (`main(argv)`): its exit code, its exact output."""
 
 from __future__ import annotations
 

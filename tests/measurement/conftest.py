@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_tensorcost
+from tests.conftest import run_tensorcost_process
 
 DEVICE_ID = "test-cpu"
 
@@ -68,7 +68,8 @@ traffic_boundary: dram-to-cpu
 def calibrated(tmp_path_factory) -> Path:
     """`calibrate --quick` written once; tests copy it where they need it."""
     out = tmp_path_factory.mktemp("evidence") / "calibrated.yaml"
-    result = run_tensorcost("calibrate", "--quick", "--threads", "1", "--id", DEVICE_ID, "--owner", "tests",
+    # Timed runs are subprocesses: they set the BLAS and torch thread counts of the process they run in.
+    result = run_tensorcost_process("calibrate", "--quick", "--threads", "1", "--id", DEVICE_ID, "--owner", "tests",
                             "--out", str(out))
     assert result.returncode == 0, result.stderr
     return out
@@ -95,7 +96,7 @@ def numpy_measurements(tmp_path_factory, calibrated) -> tuple[int, dict, Path]:
     import json
 
     directory = make_project(tmp_path_factory.mktemp("measured"), calibrated)
-    result = run_tensorcost("measure", "--threads", "1", "--no-progress", "--format", "json",
+    result = run_tensorcost_process("measure", "--threads", "1", "--no-progress", "--format", "json",
                             "--output", "measure.json", "model.py", cwd=directory)
     assert result.returncode in (0, 1), result.stderr
     return result.returncode, json.loads((directory / "measure.json").read_text()), directory

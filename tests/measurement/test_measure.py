@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT, assert_one_line_error, run_tensorcost
+from tests.conftest import EXAMPLES, ROOT, assert_one_line_error, run_tensorcost, run_tensorcost_process
 from tests.measurement.conftest import DEVICE_ID, write
 
 MEASURE = ("measure", "--threads", "1", "--no-progress", "--format", "json")
 
 
 def _measure(project, *args):
-    result = run_tensorcost(*MEASURE, *args, cwd=project)
+    result = run_tensorcost_process(*MEASURE, *args, cwd=project)  # timed: thread counts stay in its process
     assert result.returncode in (0, 1), result.stderr
     return result, json.loads(result.stdout)
 
@@ -63,7 +63,7 @@ def test_wrong_evidence_is_reported_as_violated_with_exit_1(project):
             bandwidth:
               - {traffic_boundary: dram-to-cpu, sustained_bytes_per_second: 1e7}
         """)
-    result = run_tensorcost("measure", "--threads", "1", "--no-progress", "--evidence", "slow.yaml", "model.py",
+    result = run_tensorcost_process("measure", "--threads", "1", "--no-progress", "--evidence", "slow.yaml", "model.py",
                             cwd=project)
     assert result.returncode == 1, result.stderr
     assert "EVIDENCE VIOLATED" in result.stdout
@@ -127,7 +127,7 @@ def test_torch_backend_runs_fused_attention_and_refuses_numpy_loops(project):
 
 
 def test_text_table_names_bound_measured_and_ratio(project):
-    result = run_tensorcost("measure", "--threads", "1", "--no-progress", "--repeats", "3", "model.py", cwd=project)
+    result = run_tensorcost_process("measure", "--threads", "1", "--no-progress", "--repeats", "3", "model.py", cwd=project)
     assert result.returncode == 0, result.stderr
     header = next(line for line in result.stdout.splitlines() if line.startswith("#  location"))
     for column in ("bound", "measured", "ratio", "bottleneck", "status"):

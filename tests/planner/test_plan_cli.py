@@ -1,4 +1,4 @@
-"""`tensorcost plan` as users run it: a subprocess, Contract 5's JSON, the text table, exit 2."""
+"""`tensorcost plan` as users run it (in process: `main(argv)`), Contract 5's JSON, the text table, exit 2."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 
 from tests.conftest import assert_one_line_error, run_tensorcost
 
-pytestmark = pytest.mark.slow
 CHAIN = ["ij,jk,kl->il", "--shapes", "1000x1000,1000x64,64x10"]
 
 

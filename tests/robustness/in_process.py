@@ -1,24 +1,14 @@
 """`tensorcost ARGS` run in this process with captured streams: what a user would see, minus the
-start-up time of a subprocess."""
+start-up time of a subprocess. In the working directory the test set (tests/run_cli.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-from dataclasses import dataclass
+import os
 
-from tensorcost_lint.cli.main import main
+from tests.run_cli import Ran, run_tensorcost
 
-
-@dataclass
-class Outcome:
-    returncode: int
-    stdout: str
-    stderr: str
+Outcome = Ran
 
 
-def run_main(*argv: str) -> Outcome:
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(list(argv))
-    return Outcome(code, stdout.getvalue(), stderr.getvalue())
+def run_main(*argv: str) -> Ran:
+    return run_tensorcost(*argv, cwd=os.getcwd())
