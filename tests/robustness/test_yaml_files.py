@@ -17,6 +17,8 @@ from tensorcost_lint.config.plan_files import load_plan
 from tensorcost_lint.config.project_config import load_config_file
 from tensorcost_lint.hardware.evidence_files import load_evidence_file
 
+from tests.run_cli import run_tensorcost
+
 from .cli_runs import assert_one_line_error, clean_env, flake8, tensorcost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,7 +171,7 @@ def test_check_refuses_a_python_tag_in_the_config(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "tensorcost.yaml").write_text(f"dims: !!python/object/apply:os.system [\"touch {sentinel}\"]\n")
     (tmp_path / "m.py").write_text("import torch\ny = a @ b\n")
-    run = tensorcost("check", ".", cwd=tmp_path, env=clean_env(TENSORCOST_CACHE_DIR=str(tmp_path / "cache")))
+    run = run_tensorcost("check", ".", cwd=tmp_path, env={"TENSORCOST_CACHE_DIR": str(tmp_path / "cache")})
     assert_one_line_error(run, "tensorcost.yaml")
     assert not sentinel.exists()
 
@@ -180,7 +182,7 @@ def test_check_refuses_a_python_tag_in_an_evidence_file(tmp_path):
     (tmp_path / "evidence.yaml").write_text(_with_value("evidence", f"!!python/object/apply:os.system [\"touch {sentinel}\"]"))
     (tmp_path / "tensorcost.yaml").write_text("evidence: [evidence.yaml]\nhardware: lab-gpu\n")
     (tmp_path / "m.py").write_text("import torch\ny = a @ b\n")
-    run = tensorcost("check", ".", cwd=tmp_path, env=clean_env(TENSORCOST_CACHE_DIR=str(tmp_path / "cache")))
+    run = run_tensorcost("check", ".", cwd=tmp_path, env={"TENSORCOST_CACHE_DIR": str(tmp_path / "cache")})
     assert_one_line_error(run, "evidence.yaml")
     assert not sentinel.exists()
 
@@ -192,7 +194,7 @@ def test_estimate_refuses_python_tags(tmp_path, where):
     (tmp_path / "plan.yaml").write_text(_with_value("plan", tag) if where == "plan" else PLAN)
     (tmp_path / "evidence.yaml").write_text(_with_value("evidence", tag))
     args = ["estimate", "plan.yaml"] + (["--evidence", "evidence.yaml"] if where == "--evidence" else [])
-    run = tensorcost(*args, cwd=tmp_path)
+    run = run_tensorcost(*args, cwd=tmp_path)
     assert_one_line_error(run, "plan.yaml" if where == "plan" else "evidence.yaml")
     assert not sentinel.exists()
 
