@@ -64,7 +64,7 @@ def run(args) -> int:
     records = _measurements(args.measurements)
     resolver = EvidenceResolver(args)
     report = lint_paths(paths, resolver)
-    rows = site_rows(report, resolver)
+    rows = site_rows(report)
     if records:
         attach_measurements(rows, records)
     per_file, overall = totals(rows, report)

@@ -84,14 +84,13 @@ def shapes_text(site, cost) -> str:
     return " x ".join(parts)
 
 
-def site_rows(report, resolver) -> list[SiteRow]:
+def site_rows(report) -> list[SiteRow]:
     rows = []
     for result in report.results:
         by_site: dict = {}
         for finding in result.findings:
             by_site.setdefault(finding.site, []).append(finding)
-        config = resolver.for_path(result.path)
-        for site_result in result.sites:
+        for site_result in result.sites:  # a result with sites was linted here: it carries its settings
             site, cost = site_result.site, site_result.cost
             rows.append(SiteRow(
                 id=-1, path=result.path, line=site.line, column=site.column, operation=site.operation,
@@ -100,7 +99,8 @@ def site_rows(report, resolver) -> list[SiteRow]:
                 resolved=cost.resolved, reason=cost.reason, flops=cost.flops, traffic_bytes=cost.traffic_bytes,
                 intensity=cost.arithmetic_intensity, bound=cost.lower_bound_seconds, bottleneck=cost.bottleneck,
                 bound_reason=cost.bound_reason, operation_class=cost.operation_class,
-                hardware=config.hardware if cost.resolved else None, traffic_boundary=config.traffic_boundary,
+                hardware=result.settings.hardware if cost.resolved else None,
+                traffic_boundary=result.settings.traffic_boundary,
                 findings=by_site.get(site.id, []),
             ))
     for number, row in enumerate(rows):

@@ -42,7 +42,7 @@ def _rows():
 
     args = argparse.Namespace(evidence=[], hardware=None, traffic_boundary=None, dim=[], config=None)
     resolver = EvidenceResolver(args)
-    return site_rows(lint_paths(["model.py"], resolver), resolver)
+    return site_rows(lint_paths(["model.py"], resolver))
 
 
 def _overlap(a, b) -> bool:
