@@ -86,13 +86,13 @@ def evaluate_call(interp: Interpreter, node: cst.Call):
         elif type(receiver) is SelfFact or receiver is not None:
             callee = interp.attribute_of(receiver, method)
             if type(callee) is ModuleFact:
-                return _call_module(interp, node, callee, args)
+                return call_module(interp, node, callee, args)
         _walk_args(interp, args)
         return None
     if isinstance(func, cst.Name):
         callee = interp.env.get(func.value)
         if type(callee) is ModuleFact:
-            return _call_module(interp, node, callee, args)
+            return call_module(interp, node, callee, args)
         local = dotted_name(func)
         if local is not None and local.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:
             _walk_args(interp, args)
@@ -113,7 +113,7 @@ def _returns_scalar(interp, func, name: str | None) -> bool:
     return isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS and func.value not in interp.env
 
 
-def _call_module(interp, node, module: ModuleFact, args: CallArgs):
+def call_module(interp, node, module: ModuleFact, args: CallArgs):
     if module.kind == "linear":
         return call_sites.record_linear_module(interp, node, module, args)
     first = interp.eval(args.get(0)) if args.positional else None

@@ -10,8 +10,10 @@ from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
 from ..analysis.evaluator import Evaluator
 from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.calls import call_module, module_constructor
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
+from . import library_layers, python_values
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -55,7 +57,36 @@ class ModelEvaluator(Evaluator):
                 source, definition = found
                 return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) \
                     else FunctionRef(source, definition)
+            return self.run.module_value(self.source, node.value)
         return fact
+
+    def with_env(self, env: dict) -> "ModelEvaluator":
+        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
+
+    # Python values model code builds modules with (python_values.py)
+    def _eval_IfExp(self, node: cst.IfExp):
+        return python_values.conditional(self, node)
+
+    def _eval_Float(self, node: cst.Float):
+        return python_values.float_literal(node) or super()._eval_Float(node)
+
+    def _eval_List(self, node: cst.List):
+        return python_values.empty_list(self) if not node.elements else super()._eval_List(node)
+
+    def _eval_ListComp(self, node: cst.ListComp):
+        return python_values.comprehension(self, node)
+
+    def _eval_BooleanOperation(self, node: cst.BooleanOperation):
+        return python_values.boolean_operation(self, node)
+
+    def _eval_UnaryOperation(self, node: cst.UnaryOperation):
+        if isinstance(node.operator, cst.Not):
+            return python_values.negation(self, node)
+        return super()._eval_UnaryOperation(node)
+
+    def _eval_Comparison(self, node: cst.Comparison):
+        decided = python_values.comparison(self, node)
+        return super()._eval_Comparison(node) if decided is UNHANDLED else decided
 
     def attribute_of(self, receiver, name: str):
         if type(receiver) is ModuleDict:
@@ -73,23 +104,14 @@ class ModelEvaluator(Evaluator):
             return None
         return super().attribute_of(receiver, name)
 
-    def _map(self, args):
-        """`map(lambda t: rearrange(t, ...), qkv)` over a known sequence: the body once per item."""
-        found = _map_items(self, args)
-        if found is None:
-            return UNHANDLED
-        function, name, items = found
-        results = []
-        for item in items:
-            inner = ModelEvaluator(self.ctx, {**self.env, name: item}, self.autocast, run=self.run, source=self.source)
-            results.append(inner.eval(function.body))
-        return SequenceFact(tuple(results))
-
     # -- calls of the tree's code ------------------------------------------------------------------
     def call_code(self, node: cst.Call, args, name):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
+        handled = python_values.call_builtin(self, node, args, name)
+        if handled is not UNHANDLED:
+            return handled
         if name is not None and name.startswith("torch.nn."):
             last = name.rsplit(".", 1)[-1]
             if last in ("Parameter", "Buffer"):
@@ -100,10 +122,14 @@ class ModelEvaluator(Evaluator):
             built = run.build_container(self, last, args)
             if built is not UNHANDLED:
                 return built
+            if library_layers.has_parameters(name, args):
+                return run.parametrised(module_constructor(self, name, args))
             return UNHANDLED
         func = node.func
-        if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
-            return self._map(args)
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and _pure(func.value):
+            receiver = self.eval(func.value)
+            if type(receiver) is python_values.GrowingList:
+                return python_values.append(self, receiver, args)
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -113,6 +139,10 @@ class ModelEvaluator(Evaluator):
             if callee.kind == "linear":
                 return run.call_linear(self, node, callee, args)
             run.visit(callee)  # a shape-preserving module: the transfer tables run it
+            if run.has_parameters(callee):
+                out = call_module(self, node, callee, args)
+                run.mark(out)
+                return out
             return UNHANDLED
         if type(callee) is Embedding:
             return run.call_embedding(self, args, callee)
@@ -124,6 +154,8 @@ class ModelEvaluator(Evaluator):
             return run.construct(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)
+        if type(callee) in (python_values.Partial, library_layers.EinopsLayer, library_layers.Convolution):
+            return python_values.call_value(self, node, callee, args)
         if callee is None and name is None and _module_like(func, self.env):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
@@ -153,16 +185,6 @@ def _names(target):
     return []
 
 
-def _lambda_parameter(node):
-    if not isinstance(node, cst.Lambda):
-        return None
-    params = node.params
-    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_arg \
-            not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-        return None
-    return params.params[0].name.value
-
-
 def _module_like(func, env) -> bool:
     """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
     that may run a module; builtins and tensor methods are not listed."""
@@ -182,15 +204,6 @@ def _pure(node) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
-
-
-def _map_items(interp, args):
-    function, sequence = args.get(0), args.get(1)
-    name = _lambda_parameter(function)
-    if name is None or len(args.positional) != 2 or args.keywords or not _pure(sequence):
-        return None
-    items = interp.eval(sequence)
-    return (function, name, items.items) if type(items) is SequenceFact else None
 
 
 class FlowState:
@@ -318,7 +331,12 @@ class ModelFlow(FunctionFlow):
     def _loop(self, node) -> None:
         if isinstance(node, cst.For):
             iterated = self.evaluator.eval(node.iter)
+            if type(iterated) is python_values.GrowingList:
+                iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
+            if python_values.unrollable(iterated):
+                python_values.unrolled_loop(self, node, iterated.items)
+                return
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
                     element, count = iterated.items[0], iterated.count
@@ -334,7 +352,7 @@ class ModelFlow(FunctionFlow):
             body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
-        with self.run_.collecting(repeat.entries):
+        with self.run_.collecting(repeat.entries), self.run_.in_loop(count):
             body_env = self._block(node.body, body_env)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
@@ -343,7 +361,7 @@ class ModelFlow(FunctionFlow):
             repeat.count = Const(1)
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
-            with self.run_.collecting(rest.entries):
+            with self.run_.collecting(rest.entries), self.run_.in_loop(count):
                 body_env = self._block(node.body, body_env)
             repeat = rest
         self.run_.add(repeat)

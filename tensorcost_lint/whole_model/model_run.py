@@ -9,16 +9,17 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from shape_annotations import Sym
+from shape_annotations import BinOp, Const, Sym, simplify_dim
 
 from ..analysis import call_sites
 from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.interpreter import UNHANDLED
+from . import library_layers, python_values
 from .decisions import decide
 from .model_flow import NONE, ModelEvaluator, ModelFlow
-from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
+from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 
 MAX_CALL_DEPTH = 64
@@ -54,11 +55,23 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
+        self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
+        self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
         if self.mode == "training" and type(fact) is TensorFact:
             self.grad[id(fact)] = fact
+
+    def parametrised(self, module):
+        """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
+        if module is not None:
+            self.with_parameters[id(module)] = module
+        return module
+
+    def has_parameters(self, module) -> bool:
+        return self.with_parameters.get(id(module)) is module
 
     def needs_grad(self, fact) -> bool:
         return id(fact) in self.grad and self.grad[id(fact)] is fact
@@ -91,6 +104,31 @@ class ModelRun:
         if self.building == 0 and condition not in self.undecided:
             self.undecided.append(condition)
 
+    @contextmanager
+    def in_loop(self, count):
+        self.loop_counts.append(count)
+        try:
+            yield
+        finally:
+            self.loop_counts.pop()
+
+    def module_value(self, source, name: str):
+        """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file: its value, read once."""
+        key = (id(source), name)
+        if key in self.module_values:
+            return self.module_values[key]
+        self.module_values[key] = None  # a definition that reads itself stays unknown
+        value_node = _module_assignment(source.ctx.module, name)
+        if value_node is not None:
+            evaluator = ModelEvaluator(source.ctx, {}, run=self, source=source)
+            self.building += 1
+            try:
+                with self.collecting([]):
+                    self.module_values[key] = evaluator.eval(value_node)
+            finally:
+                self.building -= 1
+        return self.module_values[key]
+
     # -- objects -----------------------------------------------------------------------------------
     def instance(self, self_fact) -> Instance | None:
         return self.instances.get(id(self_fact))
@@ -121,7 +159,7 @@ class ModelRun:
             elif type(value) is ModuleDict:
                 children = list(value.items)
             elif type(value) is Sequential:
-                children = list(enumerate(value.items))
+                children = [("", value.items[0])] if value.count is not None else list(enumerate(value.items))
             else:
                 children = []
             for name, child in children:
@@ -131,6 +169,9 @@ class ModelRun:
     def build_container(self, interp, last: str, args):
         if last == "ModuleList":
             value = args.get(0, "modules")
+            if value is None or isinstance(value, cst.List) and not value.elements:
+                interp.eval(value)
+                return python_values.GrowingList(len(self.loop_counts))  # filled by `append` below
             if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and len(_comprehensions(value)) == 1:
                 loop = value.for_in
                 count = None
@@ -141,8 +182,10 @@ class ModelRun:
                     return UNHANDLED
                 item = interp.eval(value.elt)
                 return ModuleList((item,), count)
-            fact = interp.eval(value) if value is not None else SequenceFact(())
-            return ModuleList(tuple(fact.items)) if type(fact) is SequenceFact else UNHANDLED
+            fact = interp.eval(value)
+            if type(fact) is python_values.GrowingList:  # a copy: later appends to the list are not its
+                return python_values.GrowingList(len(self.loop_counts), list(fact.runs), fact.unknown)
+            return ModuleList(tuple(fact.items)) if type(fact) is SequenceFact else python_values.list_value(fact)
         if last == "ModuleDict":
             value = args.get(0, "modules")
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
@@ -158,6 +201,13 @@ class ModelRun:
                 return ModuleDict(tuple(items))
             return UNHANDLED
         if last == "Sequential":
+            if args.starred and len(args.positional) == 1:  # nn.Sequential(*blocks)
+                listed = python_values.list_value(interp.eval(args.positional[0]))
+                return None if listed is None else Sequential(listed.items, listed.count)
+            if args.starred:
+                for value in args.positional:
+                    interp.eval(value)
+                return None
             return Sequential(tuple(interp.eval(value) for value in args.positional))
         if last == "Embedding":
             dim_node = args.get(1, "embedding_dim")
@@ -196,12 +246,48 @@ class ModelRun:
         return out
 
     def call_sequential(self, interp, node, sequential: Sequential, args):
-        """`self.net(x)`: each item applied in turn; an item's site is placed at the call."""
+        """`self.net(x)`: each item applied in turn; an item's site is placed at the call. A repeated
+        item (`nn.Sequential(*[Block() for _ in range(n)])`) runs n times, its first run apart in
+        training when it makes the carried tensor need a gradient (as a loop over a ModuleList)."""
         self.visit(sequential)
         fact = interp.eval(args.get(0))
+        if sequential.count is not None:
+            item = sequential.items[0]
+            first = Repeat(sequential.count, [])
+            with self.collecting(first.entries):
+                out = self._apply(interp, node, item, fact)
+            if self.mode == "training" and self.needs_grad(out) != self.needs_grad(fact):
+                first.count = Const(1)
+                rest = Repeat(simplify_dim(BinOp("-", sequential.count, Const(1))), [])
+                self.add(first)
+                with self.collecting(rest.entries):
+                    out = self._apply(interp, node, item, out)
+                first = rest
+            self.add(first)
+            return out
         for module in sequential.items:
             fact = self._apply(interp, node, module, fact)
         return fact
+
+    def apply_layer(self, interp, node, layer, fact):
+        """An einops layer or a convolution applied to `fact`."""
+        self.visit(layer)
+        if type(layer) is library_layers.EinopsLayer:
+            out = library_layers.apply_einops_layer(layer, fact)
+        else:
+            out = library_layers.convolution_output(layer, fact)
+            outer = self.module
+            self.module = self.paths.get(id(layer), outer)
+            try:
+                self.convolution_site(interp, node, layer, fact, out)
+            finally:
+                self.module = outer
+        if self.needs_grad(fact) or type(layer) is library_layers.Convolution:
+            self.mark(out)
+        return out
+
+    def convolution_site(self, interp, node, layer, fact, out) -> None:
+        self.not_followed(interp.ctx, node, "a convolution: its cost is not modelled (FlopCounterMode counts it)")
 
     def _apply(self, interp, node, module, fact):
         interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
@@ -214,6 +300,8 @@ class ModelRun:
                 return self.call_embedding(interp, carried, module)
             if type(module) is Sequential:
                 return self.call_sequential(interp, node, module, carried)
+            if type(module) in (library_layers.EinopsLayer, library_layers.Convolution):
+                return self.apply_layer(interp, node, module, fact)
             if type(module) is SelfFact and self.instance(module) is not None:
                 return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
             if type(module) is ModuleFact and module.kind == "preserve":
@@ -221,7 +309,7 @@ class ModelRun:
                 if type(fact) is not TensorFact:
                     return None
                 out = fact.with_shape(fact.shape)
-                if self.needs_grad(fact):
+                if self.needs_grad(fact) or self.has_parameters(module):
                     self.mark(out)
                 return out
             return None
@@ -261,6 +349,9 @@ class ModelRun:
                     self._run_function(source, init, self_fact, positional, keywords, read_missing_as_dims)
             finally:
                 self.building -= 1
+            for name, value in list(self_fact.attributes.items()):
+                if type(value) is python_values.GrowingList:  # built: its appends are done
+                    self_fact.attributes[name] = value.as_module_list()
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node):
@@ -339,7 +430,20 @@ class ModelRun:
 
 
 def _is_module(value) -> bool:
-    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact)
+    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact,
+                           library_layers.EinopsLayer, library_layers.Convolution)
+
+
+def _module_assignment(module: cst.Module, name: str):
+    """The value of the last top-level `name = value` of a file, or None."""
+    found = None
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
+                    found = small.value
+    return found
 
 
 def _class_name(run, value) -> str:

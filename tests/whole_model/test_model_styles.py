@@ -1,0 +1,101 @@
+"""Whole models written in other real styles (our own fixtures in tests/whole_model/fixtures/styles:
+vit-pytorch, x-transformers, timm, Hugging Face helpers, plain functional code) against torch's
+FlopCounterMode run on the same classes: inference and training totals are equal, nothing is
+left unresolved or not followed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("einops")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from tensorcost_lint.cli.main import main  # noqa: E402
+
+STYLES = Path(__file__).resolve().parent / "fixtures" / "styles"
+
+
+@dataclass(frozen=True)
+class Case:
+    module: str  # fixture module under fixtures/styles
+    cls: str
+    dims: dict  # constructor arguments read as dims, plus input dims
+    inputs: dict  # entry parameter -> spec
+    make_inputs: object  # dims -> dict of torch inputs
+    assume: dict = field(default_factory=dict)  # --assume for tensorcost and constructor keywords for torch
+    constructor: dict = field(default_factory=dict)  # keywords the torch model gets for `assume`
+
+
+def _tokens(dims):
+    return {"x": torch.randint(0, dims["num_tokens"], (dims["B"], dims["T"]))}
+
+
+CASES = {
+    "vit-pytorch": Case("vit_einops", "ViT",
+                        {"image_size": 16, "patch_size": 4, "num_classes": 10, "dim": 32, "depth": 2, "heads": 2,
+                         "mlp_dim": 64, "B": 2},
+                        {"img": "float32 B 3 image_size image_size"},
+                        lambda d: {"img": torch.randn(d["B"], 3, d["image_size"], d["image_size"])}),
+    "x-transformers": Case("xtf_style", "TransformerLM",
+                           {"num_tokens": 101, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "B": 2, "T": 16},
+                           {"x": "int64 B T"}, _tokens),
+    "x-transformers-glu": Case("xtf_style", "TransformerLM",
+                               {"num_tokens": 101, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "B": 2,
+                                "T": 16},
+                               {"x": "int64 B T"}, _tokens, {"glu": "true"}, {"ff_glu": True}),
+}
+
+
+def _constructor_dims(case: Case) -> dict:
+    module = importlib.import_module(f"tests.whole_model.fixtures.styles.{case.module}")
+    import inspect
+
+    parameters = inspect.signature(getattr(module, case.cls)).parameters
+    return {name: value for name, value in case.dims.items() if name in parameters}
+
+
+def _reference(case: Case, training: bool) -> int:
+    module = importlib.import_module(f"tests.whole_model.fixtures.styles.{case.module}")
+    torch.manual_seed(0)
+    model = getattr(module, case.cls)(**_constructor_dims(case), **case.constructor)
+    inputs = case.make_inputs(case.dims)
+    if training:
+        model.train()
+        with FlopCounterMode(display=False) as counter:
+            model(**inputs).float().sum().backward()
+    else:
+        model.eval()
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(**inputs)
+    return counter.get_total_flops()
+
+
+def _analyse(case: Case, mode: str, tmp_path, capsys) -> dict:
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(case.dims)}\ncausal_attention_flops: dense\n")
+    argv = ["model", "--config", str(config), "--entry", f"{STYLES / (case.module + '.py')}:{case.cls}.forward",
+            "--mode", mode, "--format", "json"]
+    for name, spec in case.inputs.items():
+        argv += ["--input", f"{name}={spec}"]
+    for condition, value in case.assume.items():
+        argv += ["--assume", f"{condition}={value}"]
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)["models"][0]
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("style", sorted(CASES))
+def test_style_totals_equal_flop_counter_mode(style, mode, tmp_path, capsys):
+    case = CASES[style]
+    result = _analyse(case, mode, tmp_path, capsys)
+    expected = _reference(case, mode == "training")
+    totals = result["totals"]
+    assert (totals["flops"], totals["flops_range"]) == (expected, [expected, expected])
+    assert result["unresolved_sites"] == 0
+    assert result["not_followed"] == []
