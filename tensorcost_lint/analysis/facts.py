@@ -59,13 +59,15 @@ class DTypeFact:
 
 @dataclass(frozen=True, slots=True)
 class ModuleFact:
-    """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]) or "preserve"."""
+    """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]), "conv" (weight
+    [out, in, *kernel]) or "preserve"."""
 
     kind: str
     in_dim: object = None  # None for nn.LazyLinear: read from the input at the call
     out_dim: object = None
     dtype: str | None = None
-    spec: object = None  # the site_registry.SiteSpec of a linear module
+    spec: object = None  # the site_registry.SiteSpec of a linear or convolution module
+    options: object = None  # convolutions.ConvOptions of kind "conv"
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,6 +222,7 @@ FUNCTIONS = {
     "torch.t": as_method("t"), "torch.reshape": _reshape,
     "torch.unsqueeze": as_method("unsqueeze"), "torch.squeeze": as_method("squeeze"),
     "torch.flatten": as_method("flatten"), "torch.split": as_method("split"), "torch.chunk": as_method("chunk"),
+    "torch.unbind": as_method("unbind"),
     "torch.broadcast_to": as_method("broadcast_to"),
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),

@@ -142,6 +142,16 @@ def _chunk(interp, receiver, args):
     return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
 
 
+def _unbind(interp, receiver, args):
+    """`qkv.unbind(0)` (timm's attention): one tensor per index of a dim of literal size."""
+    dim_node = args.get(0, "dim")
+    dim = 0 if dim_node is None else int_value(dim_node)
+    if receiver.shape is None or dim is None:
+        return None
+    pieces = shape_ops.unbind(receiver.shape, dim)
+    return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
+
+
 def size(interp, receiver, args):
     shape = receiver.shape
     if shape is None or shape_ops.has_group(shape):
@@ -240,7 +250,7 @@ METHODS = {
     "view_as": _like, "reshape_as": _like, "expand_as": _like,
     "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat,
-    "split": _split, "chunk": _chunk,
+    "split": _split, "chunk": _chunk, "unbind": _unbind,
     "size": size,
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,

@@ -8,6 +8,7 @@ import libcst as cst
 
 from shape_annotations import evaluate_dim
 
+from ..analysis.literals import int_value
 from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
 from .objects import NONE, BoolFact
@@ -47,13 +48,26 @@ def _compare(run, interp, node):
         same = left is NONE
         return same if isinstance(operator, cst.Is) else not same
     symbol = _COMPARE.get(type(operator))
-    values = [_value(run, f) for f in (left, right)]
+    values = [_number(n) if _number(n) is not None else _value(run, f)
+              for n, f in ((node.left, left), (target.comparator, right))]
     if symbol is None or None in values:
         return None
     a, b = values
-    if type(a) is not type(b):
+    if type(a) is not type(b) and not {type(a), type(b)} <= {int, float}:
         return None
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[symbol]
+
+
+def _number(node):
+    """A literal number (`0`, `0.0`): its value, which facts keep only for sizes >= 1."""
+    if isinstance(node, cst.Integer):
+        return int_value(node)
+    if isinstance(node, cst.Float):
+        try:
+            return float(node.value)
+        except ValueError:
+            return None
+    return None
 
 
 def _value(run, fact):

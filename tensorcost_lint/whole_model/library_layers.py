@@ -1,6 +1,6 @@
-"""Library layers a whole-model run builds and applies besides `nn.Linear`: einops' `Rearrange`,
-`Reduce` and `Repeat` layers (vit-pytorch's patch embedding) and torch's convolutions (timm's
-patch embedding), each with the output shape its documentation states."""
+"""Library layers a whole-model run builds and applies besides the call-site modules (`nn.Linear`,
+`nn.Conv2d`): einops' `Rearrange`, `Reduce` and `Repeat` layers (vit-pytorch's patch embedding),
+with the output shape einops documents, and which shape-preserving torch modules hold parameters."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
+from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_shape
 
-from ..analysis.facts import SequenceFact, StringFact, TensorFact
-from ..analysis.literals import int_value
+from ..analysis.facts import StringFact, TensorFact
 
 EINOPS_LAYERS = {"einops.layers.torch.Rearrange": "rearrange", "einops.layers.torch.Reduce": "reduce",
                  "einops.layers.torch.Repeat": "repeat"}
 _EINOPS_SHAPES = {"rearrange": rearrange_shape, "reduce": reduce_shape, "repeat": repeat_shape}
-CONVOLUTIONS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
 
 
 @dataclass(frozen=True)
@@ -53,65 +51,6 @@ def apply_einops_layer(layer: EinopsLayer, fact):
         return fact.with_shape(_EINOPS_SHAPES[layer.kind](layer.pattern, tuple(fact.shape), dict(layer.lengths)))
     except ShapeError:
         return fact.with_shape(None)
-
-
-@dataclass(frozen=True)
-class Convolution:
-    """`nn.Conv2d(in, out, kernel_size, stride, padding, dilation, groups)` with literal or dim
-    hyper-parameters; any of them None when it cannot be read."""
-
-    rank: int
-    in_channels: object
-    out_channels: object
-    kernel: tuple | None
-    stride: tuple | None
-    padding: tuple | None
-    dilation: tuple | None
-    groups: object
-
-
-def _per_axis(interp, node, rank: int, default: int):
-    """An int, a dim, or a tuple of them, for each spatial axis (None: not readable)."""
-    if node is None:
-        return (Const(default),) * rank
-    value = int_value(node)
-    if value is not None:
-        return (Const(value),) * rank if value >= 0 else None
-    fact = interp.eval(node)
-    if type(fact) is SequenceFact and len(fact.items) == rank:
-        dims = [getattr(item, "dim", None) for item in fact.items]
-        return None if None in dims else tuple(dims)
-    dim = interp.dim_of(node)
-    return None if dim is None else (dim,) * rank
-
-
-def build_convolution(interp, rank: int, args):
-    padding_node = args.get(4, "padding")
-    padding = None if padding_node is not None and type(interp.eval(padding_node)) is StringFact else \
-        _per_axis(interp, padding_node, rank, 0)  # "same"/"valid": not modelled
-    groups = args.get(6, "groups")
-    for key, value in args.keywords.items():
-        if key not in ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups"):
-            interp.eval(value)
-    return Convolution(
-        rank, interp.dim_of(args.get(0, "in_channels")), interp.dim_of(args.get(1, "out_channels")),
-        _per_axis(interp, args.get(2, "kernel_size"), rank, 1), _per_axis(interp, args.get(3, "stride"), rank, 1),
-        padding, _per_axis(interp, args.get(5, "dilation"), rank, 1),
-        Const(1) if groups is None else interp.dim_of(groups))
-
-
-def convolution_output(conv: Convolution, fact):
-    """[N, C_out, *spatial] with each spatial size (L + 2p - d(k-1) - 1) // s + 1, as torch documents."""
-    if type(fact) is not TensorFact or fact.shape is None or len(fact.shape) not in (conv.rank + 1, conv.rank + 2):
-        return None if type(fact) is not TensorFact else fact.with_shape(None)
-    if None in (conv.out_channels, conv.kernel, conv.stride, conv.padding, conv.dilation):
-        return fact.with_shape(None)
-    spatial = []
-    for size, k, s, p, d in zip(fact.shape[-conv.rank:], conv.kernel, conv.stride, conv.padding, conv.dilation):
-        span = BinOp("-", BinOp("-", BinOp("+", size, BinOp("*", Const(2), p)), BinOp("*", d, BinOp("-", k, Const(1)))),
-                     Const(1))
-        spatial.append(simplify_dim(BinOp("+", BinOp("//", span, s), Const(1))))
-    return fact.with_shape(tuple(fact.shape[:-conv.rank - 1]) + (conv.out_channels,) + tuple(spatial))
 
 
 # Shape-preserving torch modules that hold parameters by default: their output needs a gradient in

@@ -57,7 +57,8 @@ class ModelEvaluator(Evaluator):
                 source, definition = found
                 return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) \
                     else FunctionRef(source, definition)
-            return self.run.module_value(self.source, node.value)
+            library = python_values.library_class(self, node)
+            return library if library is not None else self.run.module_value(self.source, node.value)
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
@@ -66,6 +67,10 @@ class ModelEvaluator(Evaluator):
     # Python values model code builds modules with (python_values.py)
     def _eval_IfExp(self, node: cst.IfExp):
         return python_values.conditional(self, node)
+
+    def _eval_Attribute(self, node: cst.Attribute):
+        library = python_values.library_class(self, node)
+        return library if library is not None else super()._eval_Attribute(node)
 
     def _eval_Float(self, node: cst.Float):
         return python_values.float_literal(node) or super()._eval_Float(node)
@@ -136,7 +141,7 @@ class ModelEvaluator(Evaluator):
             return UNHANDLED
         callee = self.eval(func)
         if type(callee) is ModuleFact:
-            if callee.kind == "linear":
+            if callee.kind in ("linear", "conv"):
                 return run.call_linear(self, node, callee, args)
             run.visit(callee)  # a shape-preserving module: the transfer tables run it
             if run.has_parameters(callee):
@@ -154,9 +159,11 @@ class ModelEvaluator(Evaluator):
             return run.construct(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)
-        if type(callee) in (python_values.Partial, library_layers.EinopsLayer, library_layers.Convolution):
+        if type(callee) in (python_values.Partial, library_layers.EinopsLayer):
             return python_values.call_value(self, node, callee, args)
-        if callee is None and name is None and _module_like(func, self.env):
+        if type(callee) is python_values.ModuleChoice:
+            return python_values.call_choice(self, node, callee, args)
+        if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
         return UNHANDLED
@@ -196,6 +203,11 @@ def _module_like(func, env) -> bool:
             inner = inner.value
         return isinstance(inner, cst.Name) and inner.value == "self"
     return False
+
+
+def _tensor_method(interp, func) -> bool:
+    """`self.cls_token.expand(...)`: a method of a tensor attribute, left to the transfer tables."""
+    return isinstance(func, cst.Attribute) and type(interp.eval(func.value)) is TensorFact
 
 
 def _pure(node) -> bool:

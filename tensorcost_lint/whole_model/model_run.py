@@ -11,8 +11,9 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, Sym, simplify_dim
 
-from ..analysis import call_sites
-from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis import calls
+from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
+    TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.interpreter import UNHANDLED
@@ -220,18 +221,25 @@ class ModelRun:
             self.add(Visit(self.paths[id(module)]))
 
     def call_linear(self, interp, node, module, args):
+        """A linear or convolution module: its input evaluated first (its own sites stay with the
+        caller), then the site recorded in the module's path; the weight is a parameter."""
+        x = interp.eval(args.get(0, "input"))
+        for value in [*args.positional[1:], *args.keywords.values()]:
+            interp.eval(value)
         before = len(self.entries)
         outer = self.module
         self.module = self.paths.get(id(module), outer)
         if id(module) in self.paths:
             self.add(Visit(self.module))
+        interp.env[_CARRIED] = x
         try:
-            out = call_sites.record_linear_module(interp, node, module, args)
+            out = calls.call_module(interp, node, module, CallArgs([cst.Name(_CARRIED)], {}, False))
         finally:
             self.module = outer
+            interp.env.pop(_CARRIED, None)
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
-            entry.grads = (entry.grads[0], self.mode == "training")  # the weight is a parameter
+            entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
         self.mark(out)
         return out
 
@@ -255,52 +263,41 @@ class ModelRun:
             item = sequential.items[0]
             first = Repeat(sequential.count, [])
             with self.collecting(first.entries):
-                out = self._apply(interp, node, item, fact)
+                out = self.apply_module(interp, node, item, fact)
             if self.mode == "training" and self.needs_grad(out) != self.needs_grad(fact):
                 first.count = Const(1)
                 rest = Repeat(simplify_dim(BinOp("-", sequential.count, Const(1))), [])
                 self.add(first)
                 with self.collecting(rest.entries):
-                    out = self._apply(interp, node, item, out)
+                    out = self.apply_module(interp, node, item, out)
                 first = rest
             self.add(first)
             return out
         for module in sequential.items:
-            fact = self._apply(interp, node, module, fact)
+            fact = self.apply_module(interp, node, module, fact)
         return fact
 
     def apply_layer(self, interp, node, layer, fact):
-        """An einops layer or a convolution applied to `fact`."""
+        """An einops layer applied to `fact`."""
         self.visit(layer)
-        if type(layer) is library_layers.EinopsLayer:
-            out = library_layers.apply_einops_layer(layer, fact)
-        else:
-            out = library_layers.convolution_output(layer, fact)
-            outer = self.module
-            self.module = self.paths.get(id(layer), outer)
-            try:
-                self.convolution_site(interp, node, layer, fact, out)
-            finally:
-                self.module = outer
-        if self.needs_grad(fact) or type(layer) is library_layers.Convolution:
+        out = library_layers.apply_einops_layer(layer, fact)
+        if self.needs_grad(fact):
             self.mark(out)
         return out
 
-    def convolution_site(self, interp, node, layer, fact, out) -> None:
-        self.not_followed(interp.ctx, node, "a convolution: its cost is not modelled (FlopCounterMode counts it)")
-
-    def _apply(self, interp, node, module, fact):
+    def apply_module(self, interp, node, module, fact):
+        """`module(fact)` for a module value of any kind (an item of a Sequential, a side of a choice)."""
         interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
         carried = CallArgs([cst.Name(_CARRIED)], {}, False)
         try:
-            if type(module) is ModuleFact and module.kind == "linear":
+            if type(module) is ModuleFact and module.kind in ("linear", "conv"):
                 return self.call_linear(interp, node, module, carried)
             if type(module) is Embedding:
                 self.visit(module)
                 return self.call_embedding(interp, carried, module)
             if type(module) is Sequential:
                 return self.call_sequential(interp, node, module, carried)
-            if type(module) in (library_layers.EinopsLayer, library_layers.Convolution):
+            if type(module) is library_layers.EinopsLayer:
                 return self.apply_layer(interp, node, module, fact)
             if type(module) is SelfFact and self.instance(module) is not None:
                 return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
@@ -394,8 +391,12 @@ class ModelRun:
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
-        first = returns[0]
-        return first if all(r is first or r == first for r in returns) else None
+        result = returns[0]
+        for other in returns[1:]:  # an undecided branch returns on one side: what both agree on
+            result = result if other is result else merge_facts(result, other, self.sizes)
+        if any(self.needs_grad(r) for r in returns):
+            self.mark(result)
+        return result
 
     def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims) -> dict:
         params = node.params
@@ -420,6 +421,8 @@ class ModelRun:
                 env[name] = DimFact(Sym(name))  # a constructor parameter without default: the dim of its name
             else:
                 env[name] = None
+            if env.get(name) is None and _annotated_float(param):
+                env[name] = ScalarFact()  # `drop_prob: float`: a number, whatever its value
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))
         return env
@@ -431,7 +434,7 @@ class ModelRun:
 
 def _is_module(value) -> bool:
     return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact,
-                           library_layers.EinopsLayer, library_layers.Convolution)
+                           library_layers.EinopsLayer)
 
 
 def _module_assignment(module: cst.Module, name: str):
@@ -454,6 +457,12 @@ def _class_name(run, value) -> str:
         return value.spec.label.rsplit(".", 1)[-1] if value.spec is not None and value.spec.label else \
             ("Linear" if value.kind == "linear" else "(shape-preserving)")
     return type(value).__name__
+
+
+def _annotated_float(param) -> bool:
+    annotation = param.annotation
+    return annotation is not None and isinstance(annotation.annotation, cst.Name) \
+        and annotation.annotation.value == "float"
 
 
 def _method(cls: cst.ClassDef, name: str):

@@ -19,8 +19,7 @@ from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
-from .library_layers import CONVOLUTIONS, EINOPS_LAYERS, Convolution, EinopsLayer, build_convolution, \
-    build_einops_layer, has_parameters
+from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -59,9 +58,26 @@ class Partial:
     keywords: tuple  # ((name, fact), ...)
 
 
+@dataclass(frozen=True)
+class ModuleChoice:
+    """`DropPath(p) if p > 0. else nn.Identity()` undecided when built: calling it costs each side."""
+
+    condition: str
+    sides: tuple  # (module, module)
+
+
+def library_class(interp, node):
+    """`nn.GELU` or `GELU` imported from torch.nn, used as a value (`act_layer=nn.GELU`): a
+    partial with nothing bound, so calling it builds the module."""
+    name = interp.ctx.settings.imports.resolve(node)
+    if name is None or not name.startswith("torch.nn.") or name.count(".") != 2 or not name[9:10].isupper():
+        return None
+    return Partial(name, None, (), ())
+
+
 def is_module_value(value) -> bool:
     return type(value) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, EinopsLayer,
-                           Convolution)
+                           ModuleChoice)
 
 
 # -- lists -------------------------------------------------------------------------------------------
@@ -269,6 +285,8 @@ def conditional(interp, node: cst.IfExp):
         run.note_undecided(interp.ctx.code(node.test))
     if body is orelse:
         return body
+    if is_module_value(body) and is_module_value(orelse):
+        return ModuleChoice(interp.ctx.code(node.test), (body, orelse))
     return merge_facts(body, orelse, interp.ctx.settings.sizes) if type(body) is type(orelse) is TensorFact or \
         type(body) is type(orelse) and type(body) in (DimFact, SequenceFact) else None
 
@@ -284,8 +302,6 @@ def call_builtin(interp, node, args, name):
         return make_partial(interp, args)
     if name in EINOPS_LAYERS:
         return build_einops_layer(interp, EINOPS_LAYERS[name], args)
-    if name is not None and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in CONVOLUTIONS:
-        return build_convolution(interp, CONVOLUTIONS[name.rsplit(".", 1)[-1]], args)
     func = node.func
     if isinstance(func, cst.Name) and func.value in _BUILTINS and func.value not in interp.env \
             and func.value not in interp.source.definitions and func.value not in interp.source.from_imports:
@@ -302,7 +318,7 @@ def call_value(interp, node, callee, args):
         return run.call_function(interp, node, callee, args)
     if type(callee) is ClassRef:
         return run.construct(interp, node, callee, args)
-    if type(callee) in (EinopsLayer, Convolution):
+    if type(callee) is EinopsLayer:
         fact = interp.eval(args.get(0, "input"))
         for value in [*args.positional[1:], *args.keywords.values()]:
             interp.eval(value)
@@ -407,3 +423,22 @@ def comparison(interp, node: cst.Comparison):
         if decided is not None:
             return BoolFact(decided)
     return UNHANDLED
+
+
+def call_choice(interp, node, choice: ModuleChoice, args):
+    """Each side applied to the one input (a Choice of their costs); the value both agree on."""
+    run = interp.run
+    if len(args.positional) != 1 or args.keywords or args.starred:
+        run.not_followed(interp.ctx, node, f"a module chosen by `{choice.condition}`, called with more than one input")
+        for value in [*args.positional, *args.keywords.values()]:
+            interp.eval(value)
+        return None
+    fact = interp.eval(args.positional[0])
+    sides, results = ([], []), []
+    for side, module in zip(sides, choice.sides):
+        with run.collecting(side):
+            results.append(run.apply_module(interp, node, module, fact))
+    run.add(Choice(choice.condition, sides))
+    run.note_undecided(choice.condition)
+    first, second = results
+    return first if first is second else merge_facts(first, second, interp.ctx.settings.sizes)

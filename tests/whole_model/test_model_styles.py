@@ -36,6 +36,11 @@ def _tokens(dims):
     return {"x": torch.randint(0, dims["num_tokens"], (dims["B"], dims["T"]))}
 
 
+def _images(dims):
+    return {"x": torch.randn(dims["B"], 3, dims["img_size"], dims["img_size"])}
+
+
+TIMM = {"img_size": 16, "patch_size": 4, "num_classes": 10, "embed_dim": 32, "depth": 2, "num_heads": 2, "B": 2}
 CASES = {
     "vit-pytorch": Case("vit_einops", "ViT",
                         {"image_size": 16, "patch_size": 4, "num_classes": 10, "dim": 32, "depth": 2, "heads": 2,
@@ -49,6 +54,9 @@ CASES = {
                                {"num_tokens": 101, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "B": 2,
                                 "T": 16},
                                {"x": "int64 B T"}, _tokens, {"glu": "true"}, {"ff_glu": True}),
+    "timm": Case("timm_vit", "VisionTransformer", TIMM, {"x": "float32 B 3 img_size img_size"}, _images),
+    "timm-conv-stem": Case("timm_vit", "VisionTransformer", TIMM, {"x": "float32 B 3 img_size img_size"}, _images,
+                           {"conv_stem": "true"}, {"conv_stem": True}),
 }
 
 
