@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from shape_annotations import Const
+
 from .facts import DimFact, SequenceFact
 from .literals import int_value
 
@@ -35,13 +37,22 @@ def call_args(node: cst.Call) -> CallArgs:
     return CallArgs(positional, keywords, starred)
 
 
-def literal_axes(args, start: int = 0) -> list[int] | None:
-    """Literal int axes, given either as varargs or as one tuple/list."""
+def literal_axes(args, start: int = 0, interp=None) -> list[int] | None:
+    """Literal int axes, given either as varargs or as one tuple/list; with `interp`, also a name
+    bound to a known positive int (`unsqueeze_dim=1`, a parameter's default)."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
         nodes = [e.value for e in nodes[0].elements]
-    values = [int_value(n) for n in nodes]
+    values = [int_value(n) if int_value(n) is not None or interp is None else _named_int(interp, n) for n in nodes]
     return None if None in values else values
+
+
+def _named_int(interp, node):
+    if not isinstance(node, cst.Name):
+        return None  # evaluating anything else here could record its call sites twice
+    fact = interp.eval(node)
+    dim = fact.dim if type(fact) is DimFact else None
+    return dim.value if type(dim) is Const else None
 
 
 def dim_args(interp, args, start: int = 0):

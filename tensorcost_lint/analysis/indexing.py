@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const, Unknown
+from shape_annotations import BinOp, Const, Unknown, simplify_dim
 
 from . import shape_ops
 from .facts import DimFact, SequenceFact, TensorFact
@@ -13,12 +13,16 @@ from .literals import int_value
 
 
 def _slice_dim(interp, dim, node: cst.Slice):
-    """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`)."""
+    """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`);
+    `h:` of a dim d is d - h (`x[..., x.shape[-1] // 2:]`, rotate_half's second half)."""
     if node.lower is None and node.step is None:
         if node.upper is None:
             return dim
         stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
+    if node.upper is None and node.step is None:
+        start = interp.dim_of(node.lower)
+        return simplify_dim(BinOp("-", dim, start)) if start is not None else Unknown("slice")
     for part in (node.lower, node.upper, node.step):
         if part is not None:
             interp.eval(part)

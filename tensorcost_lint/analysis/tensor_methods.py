@@ -32,7 +32,7 @@ def _same(interp, receiver, args):
 def _transpose(interp, receiver, args):
     if receiver.framework in ("numpy", "jax"):
         return _numpy_transpose(interp, receiver, args)  # numpy/jax: a full permutation
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)
     _eval_all(interp, args)
     if receiver.shape is None or axes is None or len(axes) != 2:
         return receiver.with_shape(None)
@@ -46,7 +46,7 @@ def _t(interp, receiver, args):
 
 
 def _permute(interp, receiver, args):
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)
     _eval_all(interp, args)
     if receiver.shape is None or axes is None:
         return receiver.with_shape(None)
@@ -82,7 +82,7 @@ def _like(interp, receiver, args):
 
 
 def _unsqueeze(interp, receiver, args):
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)
     if receiver.shape is None or not axes:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))

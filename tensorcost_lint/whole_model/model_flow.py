@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, simplify_dim
 
 from ..analysis.evaluator import Evaluator
 from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
@@ -29,6 +29,12 @@ class ModelEvaluator(Evaluator):
 
     def eval(self, node):
         frames = self.run.grad_frames
+        if python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
+            frames.append(False)
+            try:
+                return super().eval(node)
+            finally:
+                frames.pop()
         frames.append(False)
         try:
             fact = super().eval(node)
@@ -170,14 +176,27 @@ class ModelEvaluator(Evaluator):
 
 
 def _arange(interp, args):
-    """`torch.arange(t)` and `torch.arange(0, t)`: a vector of t elements."""
-    for value in args.keywords.values():
-        interp.eval(value)
+    """`torch.arange(t)`, `torch.arange(0, t)` and `torch.arange(0, t, step)`: a vector of
+    ceil(t / step) elements (a number when t and step are declared, else t // step)."""
+    for key, value in args.keywords.items():
+        if key != "step":
+            interp.eval(value)
     positional = args.positional
-    if len(positional) == 1 or (len(positional) == 2 and isinstance(positional[0], cst.Integer)
+    step_node = positional[2] if len(positional) == 3 else args.keywords.get("step")
+    if len(positional) == 1 or (len(positional) in (2, 3) and isinstance(positional[0], cst.Integer)
                                 and positional[0].value == "0"):
-        length = interp.dim_of(positional[-1])
-        if length is not None:
+        end = positional[1] if len(positional) > 1 else positional[0]
+        length = interp.dim_of(end)
+        step = Const(1) if step_node is None else interp.dim_of(step_node)
+        if length is not None and step is not None:
+            try:
+                end_size, step_size = evaluate_dim(length, interp.ctx.settings.sizes), \
+                    evaluate_dim(step, interp.ctx.settings.sizes)
+            except ShapeError:
+                end_size = step_size = None
+            if step != Const(1):
+                length = Const(-(-end_size // step_size)) if end_size and step_size else \
+                    simplify_dim(BinOp("//", length, step))
             return TensorFact((length,), "int64", framework="torch")
     for value in positional:
         interp.eval(value)

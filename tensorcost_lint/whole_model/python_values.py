@@ -190,6 +190,19 @@ def _lambda_parameter(node):
     return params.params[0].name.value
 
 
+_METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad", "layout"})
+_METADATA_METHODS = frozenset({"size", "dim", "numel", "get_device"})
+
+
+def is_metadata(node) -> bool:
+    """`x.shape`, `x.device`, `x.size(1)`: read from a tensor without a gradient flowing through,
+    so `torch.arange(x.shape[1], device=x.device)` does not need one because x does."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in _METADATA_ATTRIBUTES
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value in _METADATA_METHODS
+
+
 # -- builtins on dims ----------------------------------------------------------------------------------
 
 _TYPES = {"tuple": (SequenceFact,), "list": (SequenceFact, GrowingList), "int": (DimFact,), "str": (StringFact,),

@@ -57,6 +57,11 @@ CASES = {
     "timm": Case("timm_vit", "VisionTransformer", TIMM, {"x": "float32 B 3 img_size img_size"}, _images),
     "timm-conv-stem": Case("timm_vit", "VisionTransformer", TIMM, {"x": "float32 B 3 img_size img_size"}, _images,
                            {"conv_stem": "true"}, {"conv_stem": True}),
+    "hf-helpers": Case("hf_helpers", "CausalLM",
+                       {"vocab_size": 101, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "num_key_value_heads": 2, "intermediate_size": 48, "B": 2, "T": 16},
+                       {"input_ids": "int64 B T"},
+                       lambda d: {"input_ids": torch.randint(0, d["vocab_size"], (d["B"], d["T"]))}),
 }
 
 
