@@ -8,7 +8,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, Unknown, simplify_dim
 
 from . import shape_ops
-from .facts import DimFact, SequenceFact, TensorFact
+from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
 from .literals import int_value
 
 
@@ -82,7 +82,7 @@ def _index_tensor(interp, value: TensorFact, elements):
                 position += 1
                 continue
             fact = interp.eval(inner)
-            if type(fact) in (DimFact,):
+            if type(fact) in (DimFact, ScalarFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
                 position += 1
                 continue
             return value.with_shape(None)  # advanced indexing: not modelled

@@ -195,6 +195,17 @@ def _einops(kind: str):
     return transfer
 
 
+def _embedding(interp, args):
+    """`F.embedding(indices, weight)`: one row of weight per index, [*indices, embedding_dim]."""
+    indices, weight = interp.eval(args.get(0, "input")), interp.eval(args.get(1, "weight"))
+    _eval_rest(interp, args, skip=(args.get(0, "input"), args.get(1, "weight")))
+    if type(indices) is not TensorFact or type(weight) is not TensorFact:
+        return None
+    if indices.shape is None or weight.shape is None or len(weight.shape) != 2:
+        return TensorFact(None, weight.dtype, framework="torch")
+    return TensorFact(tuple(indices.shape) + (weight.shape[1],), weight.dtype, framework="torch")
+
+
 def _size_of(interp, args):
     fact = interp.eval(args.get(0, "a"))
     return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
@@ -226,6 +237,7 @@ FUNCTIONS = {
     "torch.broadcast_to": as_method("broadcast_to"),
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),
+    "torch.nn.functional.embedding": _embedding,
     "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
     "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),
     "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),

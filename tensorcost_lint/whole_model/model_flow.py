@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, simplify_dim
 
 from ..analysis.evaluator import Evaluator
-from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.calls import call_module, module_constructor
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
@@ -376,6 +376,7 @@ class ModelFlow(FunctionFlow):
             elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) \
                     and node.iter.func.value == "range" and len(node.iter.args) == 1:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
+                element = ScalarFact()  # an int: `w[i]` drops a dim
             body_env = dict(self.env)
             self._with_env(body_env).assign(node.target, element, None)
         else:

@@ -124,6 +124,7 @@ FUNCTION_ROWS = {
     "torch.flatten": ("torch.flatten(x)", "b*s*d"), "torch.split": ("torch.split(x, 4, 1)", ("b 4 d", "b 4 d")),
     "torch.chunk": ("torch.chunk(x, 2, 1)", ("b s//2 d", "b s//2 d")),
     "torch.unbind": ("torch.unbind(x[:, :3], 1)", ("b d", "b d", "b d")),
+    "torch.nn.functional.embedding": ("F.embedding(x.long()[:, :, 0], x[0])", "b s d"),
     "torch.broadcast_to": ("torch.broadcast_to(x[0], (b, s, d))", "b s d"),
     "torch.sum": ("torch.sum(x, 0)", "s d"), "torch.mean": ("torch.mean(x, -1, keepdim=True)", "b s 1"),
     "torch.amax": ("torch.amax(x, (1, 2))", "b"), "torch.logsumexp": ("torch.logsumexp(x, 1)", "b d"),

@@ -1,7 +1,11 @@
 """Whole models written in other real styles (our own fixtures in tests/whole_model/fixtures/styles:
 vit-pytorch, x-transformers, timm, Hugging Face helpers, plain functional code) against torch's
 FlopCounterMode run on the same classes: inference and training totals are equal, nothing is
-left unresolved or not followed."""
+left unresolved or not followed.
+
+On CPU, `F.scaled_dot_product_attention` runs a fused flash kernel FlopCounterMode has no formula
+for (it counts 0); the reference registers torch's own fused-SDPA formulas (`sdpa_flop_count`,
+`sdpa_backward_flop_count`, what FlopCounterMode counts for the GPU kernels) for it."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("einops")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count  # noqa: E402
 
 from tensorcost_lint.cli.main import main  # noqa: E402
 
@@ -62,6 +66,20 @@ CASES = {
                         "num_key_value_heads": 2, "intermediate_size": 48, "B": 2, "T": 16},
                        {"input_ids": "int64 B T"},
                        lambda d: {"input_ids": torch.randint(0, d["vocab_size"], (d["B"], d["T"]))}),
+    "functional": Case("functional", "FunctionalGPT",
+                       {"vocab_size": 101, "block_size": 32, "n_layer": 2, "n_head": 4, "n_embd": 32, "B": 2, "T": 16},
+                       {"idx": "int64 B T"},
+                       lambda d: {"idx": torch.randint(0, d["vocab_size"], (d["B"], d["T"]))}),
+}
+
+
+_ATEN = torch.ops.aten
+FUSED_SDPA_ON_CPU = {
+    _ATEN._scaled_dot_product_flash_attention_for_cpu:
+        lambda query, key, value, *args, out_shape=None, **kwargs: sdpa_flop_count(query, key, value),
+    _ATEN._scaled_dot_product_flash_attention_for_cpu_backward:
+        lambda grad, query, key, value, *args, out_shape=None, **kwargs: sdpa_backward_flop_count(
+            grad, query, key, value),
 }
 
 
@@ -80,11 +98,11 @@ def _reference(case: Case, training: bool) -> int:
     inputs = case.make_inputs(case.dims)
     if training:
         model.train()
-        with FlopCounterMode(display=False) as counter:
+        with FlopCounterMode(display=False, custom_mapping=FUSED_SDPA_ON_CPU) as counter:
             model(**inputs).float().sum().backward()
     else:
         model.eval()
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        with torch.no_grad(), FlopCounterMode(display=False, custom_mapping=FUSED_SDPA_ON_CPU) as counter:
             model(**inputs)
     return counter.get_total_flops()
 
