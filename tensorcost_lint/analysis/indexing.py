@@ -85,6 +85,10 @@ def _index_tensor(interp, value: TensorFact, elements):
             if type(fact) in (DimFact, ScalarFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
                 position += 1
                 continue
+            if _integer_tensor(fact) and _one_advanced_index(elements):
+                result.extend(fact.shape)  # `W_E[tokens, :]`: one row per index, in the index's place
+                position += 1
+                continue
             return value.with_shape(None)  # advanced indexing: not modelled
         else:
             if position >= len(shape):
@@ -93,6 +97,22 @@ def _index_tensor(interp, value: TensorFact, elements):
             position += 1
     result.extend(shape[position:])
     return value.with_shape(tuple(result))
+
+
+_INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
+
+
+def _integer_tensor(fact) -> bool:
+    return type(fact) is TensorFact and fact.dtype in _INTEGER_DTYPES and fact.shape is not None \
+        and not shape_ops.has_group(fact.shape)
+
+
+def _one_advanced_index(elements) -> bool:
+    """Only one index is not a slice, None, an ellipsis or an int literal: numpy's rule for where
+    the index's dims go (in its place) is then the simple one."""
+    advanced = [e for e in elements if isinstance(e.slice, cst.Index) and not _is_none_or_ellipsis(e.slice.value)
+                and int_value(e.slice.value) is None]
+    return len(advanced) == 1
 
 
 def _int_list(node) -> bool:

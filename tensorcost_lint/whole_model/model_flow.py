@@ -75,8 +75,12 @@ class ModelEvaluator(Evaluator):
         return python_values.conditional(self, node)
 
     def _eval_Attribute(self, node: cst.Attribute):
-        library = python_values.library_class(self, node)
-        return library if library is not None else super()._eval_Attribute(node)
+        known = python_values.assumed_value(self, node) or python_values.library_class(self, node)
+        return known if known is not None else super()._eval_Attribute(node)
+
+    def _eval_Integer(self, node: cst.Integer):
+        fact = super()._eval_Integer(node)
+        return python_values.ZERO if node.value == "0" else fact
 
     def _eval_Float(self, node: cst.Float):
         return python_values.float_literal(node) or super()._eval_Float(node)
@@ -86,6 +90,10 @@ class ModelEvaluator(Evaluator):
 
     def _eval_ListComp(self, node: cst.ListComp):
         return python_values.comprehension(self, node)
+
+    def _eval_Subscript(self, node: cst.Subscript):
+        found = python_values.whole_slice(self, node)
+        return super()._eval_Subscript(node) if found is UNHANDLED else found
 
     def _eval_BooleanOperation(self, node: cst.BooleanOperation):
         return python_values.boolean_operation(self, node)
@@ -162,6 +170,9 @@ class ModelEvaluator(Evaluator):
         if type(callee) is FunctionRef:
             return run.call_function(self, node, callee, args)
         if type(callee) is ClassRef:
+            container = python_values.container_base(callee)
+            if container is not None:
+                return run.build_container(self, container, args)
             return run.construct(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)

@@ -17,12 +17,13 @@ from ..analysis import call_sites, tensor_functions
 from ..analysis.arguments import CallArgs
 from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact, merge_facts
+from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
+ZERO = ScalarFact()  # the literal 0, one instance: `blocks[0:None]` is the whole list
 _SYNTHETIC = "tensorcost_partial_"  # env names the bound arguments of a partial are read through
 
 
@@ -66,6 +67,25 @@ class ModuleChoice:
     sides: tuple  # (module, module)
 
 
+def assumed_value(interp, node):
+    """`assume: {"self.cfg.normalization_type": "LN"}`: the value of an expression the code reads,
+    wherever it is read (a condition's whole text is decided by `decisions.decide`)."""
+    assume = interp.run.assume
+    if not assume:
+        return None
+    text = " ".join(interp.ctx.code(node).split())
+    if text not in assume:
+        return None
+    value = assume[text]
+    if isinstance(value, bool):
+        return BoolFact(value)
+    if isinstance(value, int):
+        return DimFact(Const(value)) if value >= 1 else ZERO if value == 0 else ScalarFact()
+    if value is None:
+        return NONE
+    return StringFact(str(value))
+
+
 def library_class(interp, node):
     """`nn.GELU` or `GELU` imported from torch.nn, used as a value (`act_layer=nn.GELU`): a
     partial with nothing bound, so calling it builds the module."""
@@ -73,6 +93,23 @@ def library_class(interp, node):
     if name is None or not name.startswith("torch.nn.") or name.count(".") != 2 or not name[9:10].isupper():
         return None
     return Partial(name, None, (), ())
+
+
+_CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
+
+
+def container_base(class_ref) -> str | None:
+    """A class of the tree that only subclasses a torch container (`class TypedModuleList(
+    nn.ModuleList, Generic[T])`, no `__init__` of its own): the container it builds."""
+    body = class_ref.node.body.body if isinstance(class_ref.node.body, cst.IndentedBlock) else []
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
+        return None
+    imports = class_ref.source.ctx.settings.imports
+    for base in class_ref.node.bases:
+        name = imports.resolve(base.value) or ""
+        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in _CONTAINERS:
+            return name.rsplit(".", 1)[-1]
+    return None
 
 
 def is_module_value(value) -> bool:
@@ -142,11 +179,20 @@ def _target_names(target):
     return []
 
 
+def _range_or_list(interp, node):
+    """A module list, or `range(n)` as n unknown ints (`zip(range(n_layers), self.blocks)`)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" \
+            and len(node.args) == 1 and "range" not in interp.env:
+        count = interp.dim_of(node.args[0].value)
+        return None if count is None else ModuleList((ScalarFact(),), count)
+    return list_value(interp.eval(node))
+
+
 def zipped(interp, args):
     """`zip(self.layers, self.norms)` over module lists: one tuple of modules per layer."""
     if args.keywords or args.starred or not args.positional:
         return UNHANDLED
-    lists = [list_value(interp.eval(value)) for value in args.positional]
+    lists = [_range_or_list(interp, value) for value in args.positional]
     if any(value is None for value in lists):
         return None
     counts = {value.count for value in lists}
@@ -155,6 +201,30 @@ def zipped(interp, args):
     if None in counts and len(counts) == 1 and len({len(value.items) for value in lists}) == 1:
         return ModuleList(tuple(SequenceFact(items) for items in zip(*(value.items for value in lists))))
     return None
+
+
+def listed(interp, args):
+    """`list(zip(...))`, `list(self.blocks)`: the same module list."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
+
+
+def whole_slice(interp, node: cst.Subscript):
+    """`blocks[start:stop]` of a module list from None or 0 to None (TransformerLens' defaults): the
+    list itself. Only plain names are evaluated here, so leaving anything else to the per-file
+    indexing evaluates nothing twice."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice) or not _plain(node.value):
+        return UNHANDLED
+    part = node.slice[0].slice
+    if part.step is not None or not all(b is None or _plain(b) for b in (part.lower, part.upper)):
+        return UNHANDLED
+    value = interp.eval(node.value)
+    bounds = [interp.eval(b) if b is not None else NONE for b in (part.lower, part.upper)]
+    if type(value) is ModuleList and bounds[0] in (NONE, ZERO) and bounds[1] is NONE:
+        return value
+    return UNHANDLED
 
 
 def enumerated(interp, args):
@@ -306,7 +376,7 @@ def conditional(interp, node: cst.IfExp):
 
 # -- dispatch --------------------------------------------------------------------------------------------
 
-_BUILTINS = {"map": mapped, "zip": zipped, "enumerate": enumerated, "isinstance": instance_check, "int": to_int}
+_BUILTINS = {"map": mapped, "zip": zipped, "list": listed, "enumerate": enumerated, "isinstance": instance_check, "int": to_int}
 
 
 def call_builtin(interp, node, args, name):

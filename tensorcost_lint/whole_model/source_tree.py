@@ -91,8 +91,8 @@ class SourceTree:
             for _ in range(level - 1):
                 base = base.parent
             bases = [base]
-        else:
-            bases = [importer.parent, self.root, *self.root.parents][:8]
+        else:  # `from pkg.module import x`: pkg beside the importer, above it (its own package), or at the root
+            bases = list(dict.fromkeys([*list(importer.parents)[:6], self.root, *list(self.root.parents)[:3]]))
         for base in bases:
             candidate = base.joinpath(*parts) if parts else base
             for file in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):

@@ -101,8 +101,8 @@ def _reference(case: Case, training: bool) -> int:
         with FlopCounterMode(display=False, custom_mapping=FUSED_SDPA_ON_CPU) as counter:
             model(**inputs).float().sum().backward()
     else:
-        model.eval()
-        with torch.no_grad(), FlopCounterMode(display=False, custom_mapping=FUSED_SDPA_ON_CPU) as counter:
+        model.eval()  # no torch.no_grad(): its views of parameters trip FlopCounterMode's module tracker
+        with FlopCounterMode(display=False, custom_mapping=FUSED_SDPA_ON_CPU) as counter:
             model(**inputs)
     return counter.get_total_flops()
 
@@ -130,3 +130,55 @@ def test_style_totals_equal_flop_counter_mode(style, mode, tmp_path, capsys):
     assert (totals["flops"], totals["flops_range"]) == (expected, [expected, expected])
     assert result["unresolved_sites"] == 0
     assert result["not_followed"] == []
+
+
+TL_STYLE = Path(__file__).resolve().parent / "fixtures" / "tl_style"
+TL_DIMS = {"d_model": 32, "d_head": 8, "n_heads": 4, "d_mlp": 128, "d_vocab": 101, "n_ctx": 32, "n_layers": 2,
+           "batch": 2, "pos": 16}
+
+
+def _tl_reference(monkeypatch, training: bool) -> int:
+    monkeypatch.syspath_prepend(str(TL_STYLE))
+    from tl_pkg.config import Config
+    from tl_pkg.model import HookedModel
+
+    model = HookedModel(Config(**{k: v for k, v in TL_DIMS.items() if k not in ("batch", "pos")}))
+    for parameter in model.parameters():
+        torch.nn.init.normal_(parameter)
+    tokens = torch.randint(0, TL_DIMS["d_vocab"], (TL_DIMS["batch"], TL_DIMS["pos"]))
+    with FlopCounterMode(display=False) as counter:
+        out = model(tokens)
+        if training:
+            out.sum().backward()
+    return counter.get_total_flops()
+
+
+def _tl_run(tmp_path, capsys, mode: str, assume: list[str]) -> dict:
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(TL_DIMS)}\n")
+    argv = ["model", "--config", str(config), "--entry", f"{TL_STYLE / 'tl_pkg' / 'model.py'}:HookedModel.forward",
+            "--input", "input=int64 batch pos", "--mode", mode, "--format", "json"]
+    for condition in assume:
+        argv += ["--assume", condition]
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)["models"][0]
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_transformer_lens_style_package(tmp_path, capsys, monkeypatch, mode):
+    """A package in TransformerLens' layout: absolute imports of itself, components re-exported by
+    a package __init__, a ModuleList subclass, `list(zip(range(n), self.blocks))[start:stop]` with
+    defaults None and 0, a token lookup `W_E[tokens, :]`, a config string named by `assume`."""
+    result = _tl_run(tmp_path, capsys, mode, ["self.cfg.normalization_type=LN"])
+    expected = _tl_reference(monkeypatch, mode == "training")
+    assert (result["totals"]["flops"], result["totals"]["flops_range"]) == (expected, [expected, expected])
+    assert result["unresolved_sites"] == 0 and result["not_followed"] == [] and result["undecided"] == []
+    assert {site["module"] for site in result["sites"]} == {"blocks.attn", "blocks.mlp", "unembed"}
+
+
+def test_a_config_string_not_assumed_leaves_the_norm_unknown(tmp_path, capsys):
+    result = _tl_run(tmp_path, capsys, "inference", [])
+    assert [(n["expression"], n["reason"].split(" (")[0]) for n in result["not_followed"]] == [
+        ("self.ln1(resid_pre)", "the callee is not known statically"),
+        ("self.ln2(resid_mid)", "the callee is not known statically"),
+    ]
