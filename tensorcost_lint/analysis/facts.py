@@ -98,6 +98,15 @@ class SelfFact:
         self.attributes = attributes
 
 
+class InferDim:
+    """The `-1` of a shape tuple built in code (`(-1,) + x.shape[1:]`), which view/reshape solve."""
+
+    __slots__ = ()
+
+
+INFER_DIM = InferDim()
+
+
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None
 
 

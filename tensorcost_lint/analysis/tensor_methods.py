@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shape_annotations import Const
+
 from . import shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
@@ -83,6 +85,10 @@ def _like(interp, receiver, args):
 
 def _unsqueeze(interp, receiver, args):
     axes = literal_axes(args)
+    if axes is None and len(args.positional) == 1 and isinstance(args.positional[0], cst.Name):
+        fact = interp.eval(args.positional[0])  # `cos.unsqueeze(unsqueeze_dim)` with the parameter known
+        if type(fact) is DimFact and type(fact.dim) is Const:
+            axes = [fact.dim.value]
     if receiver.shape is None or not axes:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))

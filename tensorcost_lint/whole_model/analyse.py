@@ -29,7 +29,8 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     sizes = {**entry.dims, **config.dims, **cli_dims}
     root = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
-    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume)
+    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
+                   entry.config_values)
     source = run.tree.load(Path(entry.path))
     parts = entry.qualname.split(".")
     definition = source.definitions.get(parts[0])

@@ -10,6 +10,7 @@ from shape_annotations import evaluate_dim
 
 from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
+from .library_objects import IntFact
 from .objects import NONE, BoolFact
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
@@ -66,4 +67,6 @@ def _value(run, fact):
         return fact.value
     if type(fact) is BoolFact:
         return int(fact.value)
+    if type(fact) is IntFact:
+        return fact.value
     return None

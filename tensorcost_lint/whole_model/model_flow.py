@@ -8,10 +8,15 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
+from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
-from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
+from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
+from ..analysis.literals import int_value
+from . import expressions, library_values, registries
+from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -55,9 +60,67 @@ class ModelEvaluator(Evaluator):
                 source, definition = found
                 return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) \
                     else FunctionRef(source, definition)
+            return registries.registry(self.run, self.source, node.value)
         return fact
 
+    # -- library-style values (expressions.py, library_values.py) ---------------------------------
+    def _eval_Integer(self, node):
+        value = int_value(node)
+        return IntFact(value) if value is not None and value <= 0 else super()._eval_Integer(node)
+
+    def _eval_UnaryOperation(self, node):
+        value = int_value(node)
+        if value is not None and value <= 0:
+            return IntFact(value)
+        if isinstance(node.operator, cst.Minus):
+            fact = self.eval(node.expression)
+            if type(fact) is IntFact:
+                return IntFact(-fact.value)
+            return fact.with_shape(fact.shape) if type(fact) is TensorFact else (
+                ScalarFact() if type(fact) in (ScalarFact, DimFact) else None)
+        return super()._eval_UnaryOperation(node)
+
+    def _eval_IfExp(self, node):
+        fact = expressions.if_expression(self, node)
+        return super()._eval_IfExp(node) if fact is UNHANDLED else fact
+
+    def _eval_Dict(self, node):
+        return expressions.dict_literal(self, node)
+
+    def _eval_BooleanOperation(self, node):
+        return expressions.boolean_operation(self, node)
+
+    def _eval_Tuple(self, node):
+        return expressions.sequence_literal(self, node)
+
+    def _eval_List(self, node):
+        return expressions.sequence_literal(self, node)
+
+    def _eval_Subscript(self, node):
+        return expressions.subscript(self, node)
+
+    def arithmetic(self, operator, left, right):
+        left, right = (ScalarFact() if type(f) is IntFact else f for f in (left, right))
+        if isinstance(operator, cst.Add):
+            joined = expressions.concatenate(left, right)
+            if joined is not UNHANDLED:
+                return joined
+        return super().arithmetic(operator, left, right)
+
+    def _eval_Attribute(self, node):
+        resolved = self.ctx.settings.imports.resolve(node)
+        if resolved is not None and resolved.startswith("torch.") and \
+                (resolved in tensor_functions.FUNCTIONS or resolved in SITE_FUNCTIONS):
+            return TorchFunction(resolved)  # `self.act = nn.functional.gelu`: a function as a value
+        return super()._eval_Attribute(node)
+
     def attribute_of(self, receiver, name: str):
+        if receiver is CONFIG:
+            return library_values.config_attribute(self.run, name)
+        if type(receiver) is RecordFact:
+            return receiver.attribute(name)
+        if type(receiver) is MappingFact:
+            return None
         if type(receiver) is ModuleDict:
             return dict(receiver.items).get(name)
         if type(receiver) is SelfFact:
@@ -104,6 +167,15 @@ class ModelEvaluator(Evaluator):
         func = node.func
         if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
             return self._map(args)
+        built_in = expressions.builtin_call(self, node, args)
+        if built_in is not UNHANDLED:
+            return built_in
+        if isinstance(func, cst.Attribute) and _pure(func.value):
+            receiver = self.eval(func.value)
+            if type(receiver) is RegistryRef:
+                return registries.call_lookup(run, self, receiver, func.attr.value, args)
+            if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
+                return UNHANDLED  # a method of a value: the transfer tables read it
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -122,6 +194,8 @@ class ModelEvaluator(Evaluator):
             return run.call_function(self, node, callee, args)
         if type(callee) is ClassRef:
             return run.construct(self, node, callee, args)
+        if type(callee) is TorchFunction:
+            return run.call_torch_function(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)
         if callee is None and name is None and _module_like(func, self.env):
@@ -131,18 +205,36 @@ class ModelEvaluator(Evaluator):
 
 
 def _arange(interp, args):
-    """`torch.arange(t)` and `torch.arange(0, t)`: a vector of t elements."""
-    for value in args.keywords.values():
-        interp.eval(value)
+    """`torch.arange(t)`, `torch.arange(0, t)` and `torch.arange(0, t, k)`: ceil(t / k) elements."""
+    for name, value in args.keywords.items():
+        if name != "dtype":
+            interp.eval(value)
     positional = args.positional
-    if len(positional) == 1 or (len(positional) == 2 and isinstance(positional[0], cst.Integer)
-                                and positional[0].value == "0"):
-        length = interp.dim_of(positional[-1])
-        if length is not None:
-            return TensorFact((length,), "int64", framework="torch")
+    starts_at_zero = len(positional) == 1 or (isinstance(positional[0], cst.Integer) and positional[0].value == "0")
+    if starts_at_zero and len(positional) in (1, 2, 3):
+        length = interp.dim_of(positional[-1] if len(positional) < 3 else positional[1])
+        step = int_value(positional[2]) if len(positional) == 3 else 1
+        if length is not None and step is not None and step >= 1:
+            if step > 1:
+                length = _ceil_div(length, step, interp.ctx.settings.sizes)
+            dtype = interp.eval(args.keywords["dtype"]) if "dtype" in args.keywords else None
+            return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else "int64", framework="torch")
     for value in positional:
         interp.eval(value)
     return TensorFact(None, framework="torch")
+
+
+def _ceil_div(length, step: int, sizes):
+    """ceil(length / step), kept symbolic when it divides exactly (dims divide exactly or not at all)."""
+    try:
+        value = evaluate_dim(length, sizes)
+    except Exception:  # noqa: BLE001 - unbound: the symbolic formula
+        value = None
+    if value is not None and value % step != 0:
+        return Const(-(-value // step))
+    if value is not None:
+        return simplify_dim(BinOp("//", length, Const(step)))
+    return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
 
 
 def _names(target):
@@ -197,6 +289,7 @@ class FlowState:
     def __init__(self) -> None:
         self.returns: list = []
         self.returned = False
+        self.raised = False  # ended by `raise`: a path that yields no result
 
 
 class ModelFlow(FunctionFlow):
@@ -205,6 +298,7 @@ class ModelFlow(FunctionFlow):
         self.run_ = run
         self.source = source
         self.state = state or FlowState()
+        self.side_raised = False  # the branch side run last ended by `raise`
         self.evaluator = ModelEvaluator(ctx, env, autocast, run=run, source=source)
 
     def _with_env(self, env: dict, autocast=None) -> "ModelFlow":
@@ -240,6 +334,13 @@ class ModelFlow(FunctionFlow):
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
 
+    def small_statement(self, node, line) -> None:
+        if isinstance(node, cst.Raise):
+            self.evaluator.walk(node)
+            self.state.returned = self.state.raised = True
+            return
+        super().small_statement(node, line)
+
     def _return(self, node: cst.Return) -> None:
         fact = self.evaluator.eval(node.value) if node.value is not None else NONE
         self.state.returns.append(fact)
@@ -256,16 +357,19 @@ class ModelFlow(FunctionFlow):
         else:
             flow.run(body)
         self.state.returns.extend(flow.state.returns)
+        self.side_raised = flow.state.raised and not flow.state.returns
         return flow.env, flow.state.returned
 
     def _else_side(self, node: cst.If, env: dict):
         if node.orelse is None:
+            self.side_raised = False
             return env, False
         if isinstance(node.orelse, cst.If):
             flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
                              autocast=self.autocast)
             flow._if(node.orelse)
             self.state.returns.extend(flow.state.returns)
+            self.side_raised = flow.state.raised and not flow.state.returns
             return flow.env, flow.state.returned
         return self._side(node.orelse.body, env)
 
@@ -301,8 +405,16 @@ class ModelFlow(FunctionFlow):
             then_entries, else_entries = [], []
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, dict(self.env))
+            then_raised = self.side_raised
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, dict(self.env))
+            if then_raised != self.side_raised:
+                # one side raises: a run that yields a result takes the other (`if x is None: raise`)
+                self.run_.entries.extend(else_entries if then_raised else then_entries)
+                env, returned = (else_env, else_returned) if then_raised else (then_env, then_returned)
+                self._set_env(env)
+                self.state.returned = self.state.returned or returned
+                return
             self.run_.add(Choice(self.ctx.code(node.test), (then_entries, else_entries)))
             self.run_.note_undecided(self.ctx.code(node.test))
             if then_returned and not else_returned:
@@ -317,7 +429,8 @@ class ModelFlow(FunctionFlow):
 
     def _loop(self, node) -> None:
         if isinstance(node, cst.For):
-            iterated = self.evaluator.eval(node.iter)
+            enumerated = expressions.enumerated(node.iter, self.env)  # `for i, layer in enumerate(self.h)`
+            iterated = self.evaluator.eval(enumerated if enumerated is not None else node.iter)
             element, count, reason = None, None, "loop trip count is not known statically"
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
@@ -327,6 +440,8 @@ class ModelFlow(FunctionFlow):
             elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) \
                     and node.iter.func.value == "range" and len(node.iter.args) == 1:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
+            if enumerated is not None:
+                element = SequenceFact((None, element)) if element is not None else None
             body_env = dict(self.env)
             self._with_env(body_env).assign(node.target, element, None)
         else:
@@ -367,6 +482,8 @@ def decide_literal(fact):
     """A branch condition's truth from what is known of its value, or None."""
     if type(fact) is BoolFact:
         return fact.value
+    if type(fact) is IntFact:
+        return fact.value != 0
     if fact is NONE:
         return False
     if type(fact) is StringFact:

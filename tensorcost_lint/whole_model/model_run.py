@@ -15,8 +15,11 @@ from ..analysis import call_sites
 from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
+from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
+from . import call_binding
 from .decisions import decide
+from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
     Visit
@@ -35,7 +38,8 @@ class RunRecorder(Recorder):
 
 
 class ModelRun:
-    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict) -> None:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
+        self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
         self.recorder = RunRecorder(self)
         self.tree = tree_factory(self.recorder)
         self.sizes = sizes
@@ -230,9 +234,7 @@ class ModelRun:
 
     # -- calls -------------------------------------------------------------------------------------
     def _evaluate_args(self, interp, args):
-        positional = [interp.eval(value) for value in args.positional]
-        keywords = {name: interp.eval(value) for name, value in args.keywords.items()}
-        return positional, keywords
+        return call_binding.evaluate_arguments(interp, args)
 
     def call_instance(self, interp, node, self_fact, args):
         positional, keywords = self._evaluate_args(interp, args)
@@ -245,8 +247,14 @@ class ModelRun:
         positional, keywords = self._evaluate_args(interp, args)
         return self._invoke(function, positional, keywords, node)
 
+    def call_torch_function(self, interp, node, function, args):
+        return call_binding.call_torch_function(interp, node, function.name, args)
+
     def construct(self, interp, node, class_ref, args):
         positional, keywords = self._evaluate_args(interp, args)
+        record = construct_record(self, interp, class_ref, positional, keywords)
+        if record is not None:
+            return record
         return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
 
     def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
@@ -310,6 +318,8 @@ class ModelRun:
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         env: dict = {}
+        if is_static(node):
+            self_fact = None  # a @staticmethod read through `self` binds nothing to its first parameter
         if self_fact is not None and ordered:
             env[ordered[0].name.value] = self_fact
             ordered = ordered[1:]
@@ -331,6 +341,7 @@ class ModelRun:
                 env[name] = None
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))
+        call_binding.bind_extra_keywords(env, params, keywords)
         return env
 
     # -- branches ----------------------------------------------------------------------------------

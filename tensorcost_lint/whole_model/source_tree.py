@@ -89,6 +89,8 @@ class SourceFile:
     definitions: Mapping  # top-level name -> cst.ClassDef | cst.FunctionDef (LazyDefinitions)
     from_imports: dict = field(default_factory=dict)  # local name -> (level, module, name)
     constants: dict = field(default_factory=dict)  # top-level `NAME = 3` -> int
+    values: dict = field(default_factory=dict)  # top-level `NAME = Call(...)` / `NAME = {...}` -> ast value
+    classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
 
 
 class SourceTree:
@@ -139,6 +141,12 @@ class SourceTree:
                     and isinstance(statement.targets[0], ast.Name) \
                     and type(getattr(statement.value, "value", None)) is int:
                 source.constants[statement.targets[0].id] = statement.value.value
+            elif isinstance(statement, ast.ClassDef):
+                source.classes[statement.name] = statement
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(statement.value, (ast.Call, ast.Dict)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    source.values[targets[0].id] = statement.value
         self.files[path] = source
         return source
 
@@ -176,3 +184,38 @@ class SourceTree:
         except SourceError:
             return None
         return self.definition(target, original, depth + 1)
+
+    def global_value(self, source: SourceFile, name: str, depth: int = 0):
+        """(file, ast value) of a top-level `name = Call(...)` or `name = {...}` that `name` means in
+        `source`: its own, or one it imports from the tree."""
+        if name in source.values:
+            return source, source.values[name]
+        imported = source.from_imports.get(name)
+        if imported is None or depth > 8 or name in source.definitions:
+            return None
+        level, module, original = imported
+        file = self.module_file(source.path, level, module)
+        if file is None:
+            return None
+        try:
+            target = self.load(file)
+        except SourceError:
+            return None
+        return self.global_value(target, original, depth + 1)
+
+    def class_ast(self, source: SourceFile, name: str, depth: int = 0):
+        """(file, ast.ClassDef) of the class `name` means in `source`."""
+        if name in source.classes:
+            return source, source.classes[name]
+        imported = source.from_imports.get(name)
+        if imported is None or depth > 8:
+            return None
+        level, module, original = imported
+        file = self.module_file(source.path, level, module)
+        if file is None:
+            return None
+        try:
+            target = self.load(file)
+        except SourceError:
+            return None
+        return self.class_ast(target, original, depth + 1)
