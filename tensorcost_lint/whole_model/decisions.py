@@ -8,10 +8,10 @@ import libcst as cst
 
 from shape_annotations import evaluate_dim
 
-from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
+from ..analysis.facts import DimFact, ScalarFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
-from .library_objects import IntFact
-from .objects import NONE, BoolFact
+from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
+from .objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
             cst.Equal: "==", cst.NotEqual: "!="}
@@ -42,7 +42,8 @@ def _compare(run, interp, node):
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
-        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact)
+        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
+                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction)
         if not known:
             return None
         same = left is NONE

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const, evaluate_dim, same_dim
+from shape_annotations import BinOp, Const, evaluate_dim, same_dim, simplify_dim
 
 from ..analysis import shape_ops
-from ..analysis.facts import INFER_DIM, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
@@ -139,8 +139,13 @@ def subscript(interp, node: cst.Subscript):
 
 
 def _whole_slices(interp, element):
-    """An index that is a name bound to `slice(0, None)` reads as `:`."""
+    """An index that is a name bound to `slice(0, None)` reads as `:`; a slice from a name bound to
+    0 (`x[:, cache_length:seq + cache_length]`) starts at the start."""
     part = element.slice
+    if isinstance(part, cst.Slice) and isinstance(part.lower, cst.Name) and part.step is None:
+        lower = interp.env.get(part.lower.value)
+        if type(lower) is IntFact and lower.value == 0:
+            return element.with_changes(slice=part.with_changes(lower=None))
     if isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and interp.env.get(part.value.value) is WHOLE_SLICE:
         return element.with_changes(slice=cst.Slice(lower=None, upper=None))
     return element
@@ -186,6 +191,13 @@ def builtin_call(interp, node: cst.Call, args):
         if type(fact) is ModuleList:
             return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
         return None
+    if name == "int" and len(args.positional) == 1 and not args.keywords:
+        return _int_of(interp, args.positional[0])
+    if name == "hasattr" and len(args.positional) == 2 and not args.keywords:
+        owner, attribute = (interp.eval(value) for value in args.positional)
+        if type(owner) is SelfFact and type(attribute) is StringFact and attribute.value in owner.attributes:
+            return BoolFact(True)
+        return None
     if name == "slice" and len(args.positional) == 2 and not args.keywords:
         lower, upper = (interp.eval(value) for value in args.positional)
         whole = (type(lower) is IntFact and lower.value == 0 or lower is NONE) and upper is NONE
@@ -222,3 +234,27 @@ def dict_literal(interp, node: cst.Dict):
         else:
             known = False
     return MappingFact(tuple(items)) if known else None
+
+
+def is_plain(node) -> bool:
+    """Names, attribute chains and literals: evaluating them twice records nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)) or int_value(node) is not None
+
+
+def _int_of(interp, node):
+    """`int(config.hidden_size / config.num_attention_heads)`: the floor of a ratio of dims, kept
+    symbolic when it divides exactly."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        left, right = interp.eval(node.left), interp.eval(node.right)
+        if type(left) is DimFact and type(right) is DimFact:
+            try:
+                a, b = evaluate_dim(left.dim, interp.run.sizes), evaluate_dim(right.dim, interp.run.sizes)
+            except Exception:  # noqa: BLE001 - unbound: not known to divide
+                return ScalarFact()
+            if a is not None and b:
+                return DimFact(simplify_dim(BinOp("//", left.dim, right.dim))) if a % b == 0 else DimFact(Const(a // b))
+        return ScalarFact()
+    fact = interp.eval(node)
+    return fact if type(fact) is DimFact else ScalarFact()

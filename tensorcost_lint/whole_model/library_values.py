@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Sym
+from shape_annotations import Const, Sym
 
 from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import IntFact, MappingFact, RecordFact
@@ -22,7 +22,9 @@ def json_fact(name: str, value, sizes):
     if type(value) is bool:
         return BoolFact(value)
     if type(value) is int:
-        return DimFact(Sym(name)) if value >= 1 and sizes.get(name) == value else ScalarFact()
+        if value >= 1 and sizes.get(name) == value:
+            return DimFact(Sym(name))
+        return IntFact(value) if value <= 0 else DimFact(Const(value))
     if type(value) is float:
         return ScalarFact()
     if type(value) is str:
@@ -33,12 +35,47 @@ def json_fact(name: str, value, sizes):
     return None
 
 
+def config_class_values(tree, source) -> tuple[dict, dict]:
+    """(attribute_map, class-level defaults) of the config classes a file imports (`from
+    .configuration_gpt2 import GPT2Config`) and their bases: GPT-2's `config.hidden_size` is its
+    `n_embd`; a field config.json leaves out (`chunk_size_feed_forward: int = 0` in
+    `PreTrainedConfig`) has its class default."""
+    import ast
+
+    aliases, defaults = {}, {}
+    pending = [(source, name) for name in source.from_imports if name.endswith("Config")]
+    seen = set()
+    while pending and len(seen) < 32:
+        home, name = pending.pop(0)
+        found = tree.class_ast(home, name)
+        if found is None or id(found[1]) in seen:
+            continue
+        seen.add(id(found[1]))
+        class_source, cls = found
+        pending.extend((class_source, base.id) for base in cls.bases if isinstance(base, ast.Name))
+        for statement in cls.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id == "attribute_map" for t in statement.targets):
+                for key, value in zip(statement.value.keys, statement.value.values):
+                    if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) \
+                            and isinstance(key.value, str) and isinstance(value.value, str):
+                        aliases.setdefault(key.value, value.value)
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                    and isinstance(statement.value, ast.Constant):
+                defaults.setdefault(statement.target.id, statement.value.value)
+    return aliases, defaults
+
+
 def config_attribute(run, name: str, default=_MISSING):
     """`config.name`: the config.json value; a field the file does not hold is the dim of its name
     (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
     values = run.config_values
+    if name not in values:
+        name = run.config_names.get(name, name)
     if name in values:
         return json_fact(name, values[name], run.sizes)
+    if name in run.config_defaults and values:
+        return json_fact(name, run.config_defaults[name], run.sizes)
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))
@@ -56,7 +93,8 @@ def getattr_call(run, interp, args):
             interp.eval(args.positional[2])
         return None
     if owner is CONFIG:
-        if has_default and name.value not in run.config_values and run.config_values:
+        field = name.value if name.value in run.config_values else run.config_names.get(name.value, name.value)
+        if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values:
             return interp.eval(args.positional[2])
         if has_default:
             interp.walk(args.positional[2])

@@ -84,6 +84,13 @@ class ModelEvaluator(Evaluator):
         fact = expressions.if_expression(self, node)
         return super()._eval_IfExp(node) if fact is UNHANDLED else fact
 
+    def _eval_Comparison(self, node):
+        if len(node.comparisons) == 1 and all(expressions.is_plain(n) for n in (node.left, node.comparisons[0].comparator)):
+            decided = self.run.decide(self, node)  # `is_cross_attention = encoder_hidden_states is not None`
+            if decided is not None:
+                return BoolFact(decided)
+        return super()._eval_Comparison(node)
+
     def _eval_Dict(self, node):
         return expressions.dict_literal(self, node)
 
@@ -100,6 +107,10 @@ class ModelEvaluator(Evaluator):
         return expressions.subscript(self, node)
 
     def arithmetic(self, operator, left, right):
+        if type(right) is IntFact and right.value == 0 and isinstance(operator, (cst.Add, cst.Subtract)):
+            return left  # `seq_length + cache_length` with cache_length 0
+        if type(left) is IntFact and left.value == 0 and isinstance(operator, cst.Add):
+            return right
         left, right = (ScalarFact() if type(f) is IntFact else f for f in (left, right))
         if isinstance(operator, cst.Add):
             joined = expressions.concatenate(left, right)

@@ -40,6 +40,8 @@ class RunRecorder(Recorder):
 class ModelRun:
     def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
         self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
+        self.config_names: dict = {}  # the config class's attribute_map (`hidden_size` -> `n_embd`)
+        self.config_defaults: dict = {}  # class-level defaults of the config class and its bases
         self.recorder = RunRecorder(self)
         self.tree = tree_factory(self.recorder)
         self.sizes = sizes

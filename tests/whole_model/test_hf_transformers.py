@@ -23,6 +23,9 @@ COMMON = dict(vocab_size=101, hidden_size=32, num_hidden_layers=2, num_attention
               max_position_embeddings=64)
 
 MODELS = {
+    "gpt2": ("models/gpt2/modeling_gpt2.py", "GPT2LMHeadModel",
+             lambda: transformers.GPT2Config(vocab_size=101, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
+    "bert": ("models/bert/modeling_bert.py", "BertModel", lambda: transformers.BertConfig(**COMMON)),
     "llama": ("models/llama/modeling_llama.py", "LlamaForCausalLM",
               lambda: transformers.LlamaConfig(num_key_value_heads=2, **COMMON)),
     "mistral": ("models/mistral/modeling_mistral.py", "MistralForCausalLM",
