@@ -17,7 +17,7 @@ from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import library_values, registries
-from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
+from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
 
 
@@ -191,6 +191,9 @@ def builtin_call(interp, node: cst.Call, args):
         if type(fact) is ModuleList:
             return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
         return None
+    if name == "super" and not args.positional and not args.keywords and run.frames:
+        method, self_fact = run.frames[-1]
+        return SuperRef(self_fact, method) if self_fact is not None else None
     if name == "int" and len(args.positional) == 1 and not args.keywords:
         return _int_of(interp, args.positional[0])
     if name == "hasattr" and len(args.positional) == 2 and not args.keywords:

@@ -54,11 +54,10 @@ class TorchFunction:
 
 @dataclass(frozen=True)
 class SuperRef:
-    """`super()` inside a method of `cls`, bound to `self_fact`."""
+    """`super()` inside `method`, bound to `self_fact`."""
 
     self_fact: object
-    cls: object  # cst.ClassDef whose bases are searched
-    source: object
+    method: object  # cst.FunctionDef running when super() was called
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ def config_class_values(tree, source) -> tuple[dict, dict]:
             continue
         seen.add(id(found[1]))
         class_source, cls = found
-        pending.extend((class_source, base.id) for base in cls.bases if isinstance(base, ast.Name))
+        pending.extend((class_source, base.id) for base in cls.bases
+                       if isinstance(base, ast.Name) and base.id.endswith("Config"))
         for statement in cls.body:
             if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Dict) and any(
                     isinstance(t, ast.Name) and t.id == "attribute_map" for t in statement.targets):
@@ -179,8 +180,10 @@ def _base_names(run, class_ref: ClassRef) -> set:
 
 def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
     """A dataclass without `__init__` built from its fields, or None when `class_ref` is not one."""
+    if not _is_dataclass(class_ref.node):
+        return None
     chain = _class_chain(run, class_ref)
-    if not _is_dataclass(class_ref.node) or any(_has_init(cls) for _, cls in chain if _is_dataclass(cls)):
+    if any(_has_init(cls) for _, cls in chain if _is_dataclass(cls)):
         return None
     fields: dict = {}
     for source, cls in reversed(chain):

@@ -16,7 +16,7 @@ from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import expressions, library_values, registries
-from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
+from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -130,6 +130,8 @@ class ModelEvaluator(Evaluator):
             return library_values.config_attribute(self.run, name)
         if type(receiver) is RecordFact:
             return receiver.attribute(name)
+        if type(receiver) is SuperRef:
+            return self.run.super_method(receiver, name)
         if type(receiver) is MappingFact:
             return None
         if type(receiver) is ModuleDict:
@@ -187,6 +189,11 @@ class ModelEvaluator(Evaluator):
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
                 return UNHANDLED  # a method of a value: the transfer tables read it
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
+            method = self.attribute_of(self.eval(func.value), func.attr.value)  # `super().forward(x)`
+            if type(method) is FunctionRef:
+                return run.call_function(self, node, method, args)
+            return UNHANDLED
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -277,6 +284,10 @@ def _module_like(func, env) -> bool:
             inner = inner.value
         return isinstance(inner, cst.Name) and inner.value == "self"
     return False
+
+
+def _is_super(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args
 
 
 def _pure(node) -> bool:

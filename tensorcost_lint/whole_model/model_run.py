@@ -19,6 +19,7 @@ from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding
 from .decisions import decide
+from .inheritance import find_method, owner_of
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
@@ -60,6 +61,8 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.frames: list = []  # (function node, self fact) of the functions running, innermost last
+        self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -105,8 +108,17 @@ class ModelRun:
         instance = self.instance(self_fact)
         if instance is None:
             return None
-        method = _method(instance.cls, name)
-        return None if method is None else FunctionRef(instance.source, method, instance)
+        found = find_method(self, instance.source, instance.cls, name)
+        return None if found is None else FunctionRef(found[0], found[1], instance)
+
+    def super_method(self, super_ref, name: str):
+        """`super().name` inside the method running now: the next definition up the chain."""
+        instance = self.instance(super_ref.self_fact)
+        if instance is None or name == "__init__":
+            return None  # base constructors are not followed: they build no cost we count
+        after = owner_of(self, instance, super_ref.method)
+        found = find_method(self, instance.source, instance.cls, name, after) if after is not None else None
+        return None if found is None else FunctionRef(found[0], found[1], instance)
 
     def assign_paths(self, root: SelfFact) -> None:
         """Each module object's path from the root (`transformer.h.attn`), breadth first so a
@@ -305,11 +317,15 @@ class ModelRun:
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims):
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
         flow = ModelFlow(source.ctx, env, run=self, source=source)
-        if isinstance(node.body, cst.IndentedBlock):
-            flow.run(node.body.body)
-        else:
-            for small in node.body.body:
-                flow.small_statement(small, None)
+        self.frames.append((node, self_fact))  # what `super()` means inside
+        try:
+            if isinstance(node.body, cst.IndentedBlock):
+                flow.run(node.body.body)
+            else:
+                for small in node.body.body:
+                    flow.small_statement(small, None)
+        finally:
+            self.frames.pop()
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE

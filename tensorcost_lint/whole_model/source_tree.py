@@ -55,7 +55,8 @@ class TreeFileContext(UnitContext):
 class LazyDefinitions(Mapping):
     """top-level name -> cst.ClassDef | cst.FunctionDef, parsed on first access."""
 
-    def __init__(self, lines: list, spans: dict, ctx: TreeFileContext) -> None:
+    def __init__(self, lines: list, spans: dict, ctx: TreeFileContext, classes: dict | None = None) -> None:
+        self.classes = classes if classes is not None else {}  # name -> ast.ClassDef
         self.lines = lines
         self.spans = spans  # name -> (first line, last line), decorators included
         self.ctx = ctx
@@ -74,6 +75,35 @@ class LazyDefinitions(Mapping):
         self.ctx.add_piece(module, first - 1)
         self.parsed[name] = definition
         return definition
+
+    def method(self, class_name: str, name: str):
+        """One method of a top-level class, parsed alone (inside a one-line class header, so its
+        columns stay those of the file): the last definition of `name`, as Python binds it."""
+        key = (class_name, name)
+        if key in self.parsed:
+            return self.parsed[key]
+        if class_name in self.parsed:
+            from .model_run import _method
+
+            found = _method(self.parsed[class_name], name)
+            self.parsed[key] = found
+            return found
+        found = None
+        for statement in self.classes[class_name].body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
+                found = statement
+        if found is None or found.col_offset != 4:
+            return None
+        first = min([found.lineno] + [d.lineno for d in found.decorator_list])
+        text = "class _:\n" + "".join(self.lines[first - 1:found.end_lineno])
+        try:
+            module = cst.parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError):
+            return None
+        method = next(s for s in module.body[0].body.body if isinstance(s, cst.FunctionDef))
+        self.ctx.add_piece(module, first - 2)
+        self.parsed[key] = method
+        return method
 
     def __iter__(self):
         return iter(self.spans)
@@ -133,6 +163,7 @@ class SourceTree:
                 first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
                 spans[statement.name] = (first, statement.end_lineno)
         source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
+        source.definitions.classes = source.classes
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
