@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import ast
 
+import libcst as cst
+
 MAX_BASES = 32
+
+
+def last_method(cls: cst.ClassDef, name: str):
+    """The method as Python binds it: the last definition (`@overload` stubs come first)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return found[-1] if found else None
 
 
 def _chain(run, source, name: str) -> list:
@@ -34,8 +43,7 @@ def _defines(node: ast.ClassDef, name: str) -> bool:
 def find_method(run, source, cls, name: str, after=None):
     """(file, cst.FunctionDef) of `name` as the class `cls` (a cst.ClassDef of `source`) resolves
     it; with `after` (an ast.ClassDef), only classes after it in the chain (`super()`)."""
-    from .model_run import _method
-
+    _method = last_method
     chain = _chain(run, source, cls.name.value)
     if not chain or chain[0][0] is not source:
         own = _method(cls, name)  # a class the top level does not define: its own body only
@@ -60,8 +68,7 @@ def find_method(run, source, cls, name: str, after=None):
 
 def owner_of(run, instance, method):
     """The ast.ClassDef defining `method` (a method of the instance's own class when not recorded)."""
-    from .model_run import _method
-
+    _method = last_method
     owner = run.method_owner.get(id(method))
     if owner is not None:
         return owner

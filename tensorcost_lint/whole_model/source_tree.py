@@ -20,6 +20,7 @@ from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
+from .inheritance import last_method
 
 MAX_SOURCE_BYTES = 4 * 2**20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
@@ -83,9 +84,7 @@ class LazyDefinitions(Mapping):
         if key in self.parsed:
             return self.parsed[key]
         if class_name in self.parsed:
-            from .model_run import _method
-
-            found = _method(self.parsed[class_name], name)
+            found = last_method(self.parsed[class_name], name)
             self.parsed[key] = found
             return found
         found = None
