@@ -246,3 +246,16 @@ def as_sequence(record: RecordFact):
     if any(value is None for _, value in record.fields):
         return None
     return SequenceFact(tuple(value for _, value in record.fields if value is not NONE))
+
+
+def assumed_value(run, ctx, node):
+    """The value `assume` gives an expression (`self.config._attn_implementation: sdpa`), or None."""
+    text = " ".join(ctx.code(node).split())
+    if text not in run.assume:
+        return None
+    value = run.assume[text]
+    if type(value) is bool:
+        return BoolFact(value)
+    if type(value) is int:
+        return DimFact(Const(value)) if value >= 1 else IntFact(value)
+    return StringFact(value)

@@ -119,6 +119,10 @@ class ModelEvaluator(Evaluator):
         return super().arithmetic(operator, left, right)
 
     def _eval_Attribute(self, node):
+        if self.run.assume:
+            assumed = library_values.assumed_value(self.run, self.ctx, node)  # `assume` names a registry key
+            if assumed is not None:
+                return assumed
         resolved = self.ctx.settings.imports.resolve(node)
         if resolved is not None and resolved.startswith("torch.") and \
                 (resolved in tensor_functions.FUNCTIONS or resolved in SITE_FUNCTIONS):

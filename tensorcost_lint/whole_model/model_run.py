@@ -26,6 +26,10 @@ from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, S
     Visit
 
 MAX_CALL_DEPTH = 64
+# Inside a constructor, calls of functions and methods (not of other constructors) are followed this
+# deep: `super().__init__(config)` and the helpers it calls build attributes; the availability checks
+# a library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 2
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -61,6 +65,7 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.build_calls = 0  # followed calls below the innermost constructor
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
 
@@ -114,8 +119,8 @@ class ModelRun:
     def super_method(self, super_ref, name: str):
         """`super().name` inside the method running now: the next definition up the chain."""
         instance = self.instance(super_ref.self_fact)
-        if instance is None or name == "__init__":
-            return None  # base constructors are not followed: they build no cost we count
+        if instance is None:
+            return None
         after = owner_of(self, instance, super_ref.method)
         found = find_method(self, instance.source, instance.cls, name, after) if after is not None else None
         return None if found is None else FunctionRef(found[0], found[1], instance)
@@ -275,14 +280,17 @@ class ModelRun:
         self_fact = SelfFact({})
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
-        init = _method(cls, "__init__")
-        if init is not None:
+        found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        if found is not None:
+            init_source, init = found
             self.building += 1
+            calls, self.build_calls = self.build_calls, 0
             try:
                 with self.collecting([]):  # building costs nothing we count
-                    self._run_function(source, init, self_fact, positional, keywords, read_missing_as_dims)
+                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
             finally:
                 self.building -= 1
+                self.build_calls = calls
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node):
@@ -298,17 +306,22 @@ class ModelRun:
         if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
             self.problems.append((function.node.name.value, "recursive call: not followed"))
             return None
+        if self.building and self.build_calls >= MAX_BUILD_CALL_DEPTH:
+            return None  # bounded work: a constructor's helpers are followed two calls deep
         module = self.module
         entries: list = []
-        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward":
+        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
+                and _own_forward(self, bound, function):
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
         self.active.append(id(function.node))
+        self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False)
         finally:
             self.active.pop()
+            self.build_calls -= 1 if self.building else 0
             self.module = module
         self.memo[key] = (result, entries)
         self.entries.extend(entries)
@@ -365,6 +378,12 @@ class ModelRun:
     # -- branches ----------------------------------------------------------------------------------
     def decide(self, interp, node):
         return decide(self, interp, node)
+
+
+def _own_forward(run, bound, function) -> bool:
+    """The module's own forward starts a visit; `super().forward(x)` inside it does not."""
+    own = run.method_of(bound, "forward")
+    return own is None or own.node is function.node
 
 
 def _is_module(value) -> bool:
