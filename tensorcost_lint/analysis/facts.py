@@ -100,6 +100,15 @@ class SelfFact:
         self.attributes = attributes
 
 
+class InferDim:
+    """The `-1` of a shape tuple built in code (`(-1,) + x.shape[1:]`), which view/reshape solve."""
+
+    __slots__ = ()
+
+
+INFER_DIM = InferDim()
+
+
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None
 
 
@@ -115,9 +124,7 @@ def merge_dims(a, b, sizes):
 def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     """What both sides of a branch agree on; disagreement becomes unknown, never a pick."""
     if a == b:
-        # two different number instances agree only that the value is a number (a whole-model
-        # run keeps the literal 0 as one instance, `slice_start = 0`)
-        return a if a is b or type(a) is not ScalarFact else ScalarFact()
+        return a
     if type(a) is TensorFact and type(b) is TensorFact:
         shape = None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):

@@ -21,8 +21,11 @@ def _slice_dim(interp, dim, node: cst.Slice):
         stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
     if node.upper is None and node.step is None:
-        start = interp.dim_of(node.lower)
-        return simplify_dim(BinOp("-", dim, start)) if start is not None else Unknown("slice")
+        literal = int_value(node.lower)
+        start = interp.dim_of(node.lower) if literal is None or literal > 0 else None
+        if start is not None:
+            return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
+        return Unknown("slice")
     for part in (node.lower, node.upper, node.step):
         if part is not None:
             interp.eval(part)
@@ -42,10 +45,11 @@ def subscript(interp, node: cst.Subscript):
         for element in elements:
             interp.walk(element)
         return value.with_shape(None) if type(value) is TensorFact else None
-    return _index_tensor(interp, value, elements)
+    return index_tensor(interp, value, elements)
 
 
-def _index_tensor(interp, value: TensorFact, elements):
+def index_tensor(interp, value: TensorFact, elements):
+    """`value[elements]` for a tensor of known shape."""
     shape = list(value.shape)
     result = []
     position = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+
 from . import shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
@@ -82,7 +83,7 @@ def _like(interp, receiver, args):
 
 
 def _unsqueeze(interp, receiver, args):
-    axes = literal_axes(args, interp=interp)
+    axes = literal_axes(args, interp=interp)  # `cos.unsqueeze(unsqueeze_dim)` with the parameter known
     if receiver.shape is None or not axes:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))

@@ -9,9 +9,10 @@ import libcst as cst
 from shape_annotations import evaluate_dim
 
 from ..analysis.literals import int_value
-from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
+from ..analysis.facts import DimFact, ScalarFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
-from .objects import NONE, BoolFact
+from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
+from .objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
             cst.Equal: "==", cst.NotEqual: "!="}
@@ -42,7 +43,8 @@ def _compare(run, interp, node):
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
-        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact)
+        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
+                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction)
         if not known:
             return None
         same = left is NONE
@@ -80,4 +82,6 @@ def _value(run, fact):
         return fact.value
     if type(fact) is BoolFact:
         return int(fact.value)
+    if type(fact) is IntFact:
+        return fact.value
     return None

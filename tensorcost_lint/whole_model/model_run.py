@@ -16,14 +16,21 @@ from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, Sca
     TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
+from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
-from . import library_layers, python_values
+from . import call_binding, library_layers, python_values
 from .decisions import decide
+from .inheritance import find_method, owner_of
+from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 
 MAX_CALL_DEPTH = 64
+# Inside a constructor, calls of functions and methods (not of other constructors) are followed this
+# deep: `super().__init__(config)` and the helpers it calls build attributes; the availability checks
+# a library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 2
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -37,7 +44,10 @@ class RunRecorder(Recorder):
 
 
 class ModelRun:
-    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict) -> None:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
+        self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
+        self.config_names: dict = {}  # the config class's attribute_map (`hidden_size` -> `n_embd`)
+        self.config_defaults: dict = {}  # class-level defaults of the config class and its bases
         self.recorder = RunRecorder(self)
         self.tree = tree_factory(self.recorder)
         self.sizes = sizes
@@ -59,6 +69,9 @@ class ModelRun:
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
+        self.build_calls = 0  # followed calls below the innermost constructor
+        self.frames: list = []  # (function node, self fact) of the functions running, innermost last
+        self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -114,20 +127,24 @@ class ModelRun:
             self.loop_counts.pop()
 
     def module_value(self, source, name: str):
-        """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file: its value, read once."""
+        """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file (or imported from
+        one): its value, read once, from that statement parsed alone."""
         key = (id(source), name)
         if key in self.module_values:
             return self.module_values[key]
         self.module_values[key] = None  # a definition that reads itself stays unknown
-        value_node = _module_assignment(source.ctx.module, name)
-        if value_node is not None:
-            evaluator = ModelEvaluator(source.ctx, {}, run=self, source=source)
-            self.building += 1
-            try:
-                with self.collecting([]):
-                    self.module_values[key] = evaluator.eval(value_node)
-            finally:
-                self.building -= 1
+        found = self.tree.global_value(source, name)
+        if found is not None:
+            home, value = found
+            value_node = _parse_assignment(home, value)
+            if value_node is not None:
+                evaluator = ModelEvaluator(home.ctx, {}, run=self, source=home)
+                self.building += 1
+                try:
+                    with self.collecting([]):
+                        self.module_values[key] = evaluator.eval(value_node)
+                finally:
+                    self.building -= 1
         return self.module_values[key]
 
     # -- objects -----------------------------------------------------------------------------------
@@ -138,8 +155,17 @@ class ModelRun:
         instance = self.instance(self_fact)
         if instance is None:
             return None
-        method = _method(instance.cls, name)
-        return None if method is None else FunctionRef(instance.source, method, instance)
+        found = find_method(self, instance.source, instance.cls, name)
+        return None if found is None else FunctionRef(found[0], found[1], instance)
+
+    def super_method(self, super_ref, name: str):
+        """`super().name` inside the method running now: the next definition up the chain."""
+        instance = self.instance(super_ref.self_fact)
+        if instance is None:
+            return None
+        after = owner_of(self, instance, super_ref.method)
+        found = find_method(self, instance.source, instance.cls, name, after) if after is not None else None
+        return None if found is None else FunctionRef(found[0], found[1], instance)
 
     def assign_paths(self, root: SelfFact) -> None:
         """Each module object's path from the root (`transformer.h.attn`), breadth first so a
@@ -315,9 +341,7 @@ class ModelRun:
 
     # -- calls -------------------------------------------------------------------------------------
     def _evaluate_args(self, interp, args):
-        positional = [interp.eval(value) for value in args.positional]
-        keywords = {name: interp.eval(value) for name, value in args.keywords.items()}
-        return positional, keywords
+        return call_binding.evaluate_arguments(interp, args)
 
     def call_instance(self, interp, node, self_fact, args):
         positional, keywords = self._evaluate_args(interp, args)
@@ -330,22 +354,31 @@ class ModelRun:
         positional, keywords = self._evaluate_args(interp, args)
         return self._invoke(function, positional, keywords, node)
 
+    def call_torch_function(self, interp, node, function, args):
+        return call_binding.call_torch_function(interp, node, function.name, args)
+
     def construct(self, interp, node, class_ref, args):
         positional, keywords = self._evaluate_args(interp, args)
+        record = construct_record(self, interp, class_ref, positional, keywords)
+        if record is not None:
+            return record
         return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
 
     def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
         self_fact = SelfFact({})
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
-        init = _method(cls, "__init__")
-        if init is not None:
+        found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        if found is not None:
+            init_source, init = found
             self.building += 1
+            calls, self.build_calls = self.build_calls, 0
             try:
                 with self.collecting([]):  # building costs nothing we count
-                    self._run_function(source, init, self_fact, positional, keywords, read_missing_as_dims)
+                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
             finally:
                 self.building -= 1
+                self.build_calls = calls
             for name, value in list(self_fact.attributes.items()):
                 if type(value) is python_values.GrowingList:  # built: its appends are done
                     self_fact.attributes[name] = value.as_module_list()
@@ -364,17 +397,22 @@ class ModelRun:
         if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
             self.problems.append((function.node.name.value, "recursive call: not followed"))
             return None
+        if self.building and self.build_calls >= MAX_BUILD_CALL_DEPTH:
+            return None  # bounded work: a constructor's helpers are followed two calls deep
         module = self.module
         entries: list = []
-        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward":
+        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
+                and _own_forward(self, bound, function):
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
         self.active.append(id(function.node))
+        self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False)
         finally:
             self.active.pop()
+            self.build_calls -= 1 if self.building else 0
             self.module = module
         self.memo[key] = (result, entries)
         self.entries.extend(entries)
@@ -383,11 +421,15 @@ class ModelRun:
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims):
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
         flow = ModelFlow(source.ctx, env, run=self, source=source)
-        if isinstance(node.body, cst.IndentedBlock):
-            flow.run(node.body.body)
-        else:
-            for small in node.body.body:
-                flow.small_statement(small, None)
+        self.frames.append((node, self_fact))  # what `super()` means inside
+        try:
+            if isinstance(node.body, cst.IndentedBlock):
+                flow.run(node.body.body)
+            else:
+                for small in node.body.body:
+                    flow.small_statement(small, None)
+        finally:
+            self.frames.pop()
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
@@ -402,6 +444,8 @@ class ModelRun:
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         env: dict = {}
+        if is_static(node):
+            self_fact = None  # a @staticmethod read through `self` binds nothing to its first parameter
         if self_fact is not None and ordered:
             env[ordered[0].name.value] = self_fact
             ordered = ordered[1:]
@@ -425,6 +469,7 @@ class ModelRun:
                 env[name] = ScalarFact()  # `drop_prob: float`: a number, whatever its value
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))
+        call_binding.bind_extra_keywords(env, params, keywords)
         return env
 
     # -- branches ----------------------------------------------------------------------------------
@@ -432,21 +477,33 @@ class ModelRun:
         return decide(self, interp, node)
 
 
+def _own_forward(run, bound, function) -> bool:
+    """The module's own forward starts a visit; `super().forward(x)` inside it does not."""
+    own = run.method_of(bound, "forward")
+    return own is None or own.node is function.node
+
+
 def _is_module(value) -> bool:
     return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact,
                            library_layers.EinopsLayer)
 
 
-def _module_assignment(module: cst.Module, name: str):
-    """The value of the last top-level `name = value` of a file, or None."""
-    found = None
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
-                    found = small.value
-    return found
+def _parse_assignment(home, value):
+    """The LibCST node of a top-level assignment's value (an `ast` node of `home`), parsed from its
+    own lines; its positions join the file's context."""
+    lines = home.definitions.lines
+    try:
+        module = cst.parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    statement = module.body[0] if module.body else None
+    if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+        return None
+    home.ctx.add_piece(module, value.lineno - 1)
+    return small.value
 
 
 def _class_name(run, value) -> str:

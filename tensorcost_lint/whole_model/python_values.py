@@ -1,6 +1,6 @@
 """Python-level idioms model code builds its modules with, for a whole-model run: lists grown by
 `append` in loops or built by comprehensions over `range(n)`, `zip`/`enumerate` over module lists,
-`functools.partial`, `isinstance`/`int` on dims, and conditional expressions decided like `if`.
+`functools.partial`, and conditional expressions decided like `if` (an undecided one costs each side).
 
 Everything here either knows the value exactly or says unknown (None): a list appended to under a
 loop whose trip count is not known is unknown, never a list of one."""
@@ -11,19 +11,18 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
+from shape_annotations import BinOp, Const, simplify_dim
 
 from ..analysis import call_sites, tensor_functions
 from ..analysis.arguments import CallArgs
 from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact, merge_facts
+from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
-from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
+from .objects import Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
-ZERO = ScalarFact()  # the literal 0, one instance: `blocks[0:None]` is the whole list
 _SYNTHETIC = "tensorcost_partial_"  # env names the bound arguments of a partial are read through
 
 
@@ -65,25 +64,6 @@ class ModuleChoice:
 
     condition: str
     sides: tuple  # (module, module)
-
-
-def assumed_value(interp, node):
-    """`assume: {"self.cfg.normalization_type": "LN"}`: the value of an expression the code reads,
-    wherever it is read (a condition's whole text is decided by `decisions.decide`)."""
-    assume = interp.run.assume
-    if not assume:
-        return None
-    text = " ".join(interp.ctx.code(node).split())
-    if text not in assume:
-        return None
-    value = assume[text]
-    if isinstance(value, bool):
-        return BoolFact(value)
-    if isinstance(value, int):
-        return DimFact(Const(value)) if value >= 1 else ZERO if value == 0 else ScalarFact()
-    if value is None:
-        return NONE
-    return StringFact(str(value))
 
 
 def library_class(interp, node):
@@ -211,22 +191,6 @@ def listed(interp, args):
     return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
 
 
-def whole_slice(interp, node: cst.Subscript):
-    """`blocks[start:stop]` of a module list from None or 0 to None (TransformerLens' defaults): the
-    list itself. Only plain names are evaluated here, so leaving anything else to the per-file
-    indexing evaluates nothing twice."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice) or not _plain(node.value):
-        return UNHANDLED
-    part = node.slice[0].slice
-    if part.step is not None or not all(b is None or _plain(b) for b in (part.lower, part.upper)):
-        return UNHANDLED
-    value = interp.eval(node.value)
-    bounds = [interp.eval(b) if b is not None else NONE for b in (part.lower, part.upper)]
-    if type(value) is ModuleList and bounds[0] in (NONE, ZERO) and bounds[1] is NONE:
-        return value
-    return UNHANDLED
-
-
 def enumerated(interp, args):
     """`enumerate(self.blocks)`: (index, module) pairs; the index is not a known value."""
     if args.keywords or args.starred or len(args.positional) != 1:
@@ -274,30 +238,6 @@ def is_metadata(node) -> bool:
 
 
 # -- builtins on dims ----------------------------------------------------------------------------------
-
-_TYPES = {"tuple": (SequenceFact,), "list": (SequenceFact, GrowingList), "int": (DimFact,), "str": (StringFact,),
-          "bool": (BoolFact,)}
-
-
-def instance_check(interp, args):
-    """`isinstance(image_size, tuple)` on a value whose kind is known."""
-    value = interp.eval(args.get(0))
-    kinds = args.get(1)
-    names = [kinds] if isinstance(kinds, cst.Name) else \
-        [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else []
-    if not names or not all(isinstance(n, cst.Name) and n.value in _TYPES for n in names):
-        return None
-    known = (DimFact, SequenceFact, StringFact, BoolFact, GrowingList)
-    if type(value) not in known:
-        return None
-    return BoolFact(any(type(value) in _TYPES[n.value] for n in names))
-
-
-def to_int(interp, args):
-    """`int(dim * mlp_ratio)` on a dim stays that dim."""
-    value = interp.eval(args.get(0))
-    return value if type(value) is DimFact and len(args.positional) == 1 else None
-
 
 def float_literal(node: cst.Float):
     """`4.` or `4.0` (an mlp ratio) is the integer 4 where a size is computed from it."""
@@ -376,7 +316,7 @@ def conditional(interp, node: cst.IfExp):
 
 # -- dispatch --------------------------------------------------------------------------------------------
 
-_BUILTINS = {"map": mapped, "zip": zipped, "list": listed, "enumerate": enumerated, "isinstance": instance_check, "int": to_int}
+_BUILTINS = {"map": mapped, "zip": zipped, "list": listed, "enumerate": enumerated}
 
 
 def call_builtin(interp, node, args, name):
@@ -452,60 +392,6 @@ def unrolled_loop(flow, node: cst.For, items) -> None:
     if node.orelse is not None:
         env = flow._block(node.orelse.body, env)
     flow._set_env(env)
-
-
-# -- truth values of conditions computed into names (`project_out = not (heads == 1 and ...)`) ----------
-
-def truth(run, fact):
-    """Python's truth of a known value, or None."""
-    if type(fact) is DimFact:
-        try:
-            value = evaluate_dim(fact.dim, run.sizes)
-        except Exception:  # noqa: BLE001 - an unbound dim has no known truth
-            return None
-        return None if value is None else value != 0
-    if type(fact) is BoolFact:
-        return fact.value
-    if fact is NONE:
-        return False
-    if type(fact) is StringFact:
-        return bool(fact.value)
-    if is_module_value(fact) or type(fact) in (FunctionRef, ClassRef, Partial):
-        return True
-    return None
-
-
-def boolean_operation(interp, node: cst.BooleanOperation):
-    """`a or b` / `a and b` with Python's value semantics (`hidden = hidden or dim`)."""
-    left = interp.eval(node.left)
-    known = truth(interp.run, left)
-    is_or = isinstance(node.operator, cst.Or)
-    if known is not None and known == is_or:
-        return left  # short-circuit: the right side does not run
-    right = interp.eval(node.right)
-    return right if known is not None else None
-
-
-def negation(interp, node: cst.UnaryOperation):
-    known = truth(interp.run, interp.eval(node.expression))
-    return None if known is None else BoolFact(not known)
-
-
-def _plain(node) -> bool:
-    """Operands whose evaluation records nothing, so a comparison may be evaluated twice."""
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        node = node.value
-    return isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString))
-
-
-def comparison(interp, node: cst.Comparison):
-    """A comparison of dims, strings, flags or None decided to a BoolFact; tensors and anything
-    else as the per-file evaluator reads them (None when not a tensor)."""
-    if len(node.comparisons) == 1 and _plain(node.left) and _plain(node.comparisons[0].comparator):
-        decided = interp.run.decide(interp, node)
-        if decided is not None:
-            return BoolFact(decided)
-    return UNHANDLED
 
 
 def call_choice(interp, node, choice: ModuleChoice, args):

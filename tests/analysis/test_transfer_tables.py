@@ -128,6 +128,7 @@ FUNCTION_ROWS = {
     "torch.broadcast_to": ("torch.broadcast_to(x[0], (b, s, d))", "b s d"),
     "torch.sum": ("torch.sum(x, 0)", "s d"), "torch.mean": ("torch.mean(x, -1, keepdim=True)", "b s 1"),
     "torch.amax": ("torch.amax(x, (1, 2))", "b"), "torch.logsumexp": ("torch.logsumexp(x, 1)", "b d"),
+    "torch.gather": ("torch.gather(x, dim=1, index=x.long()[:, :2])", "b 2 d"),
     "torch.where": ("torch.where(x > 0, x, 0.0)", "b s d"), "numpy.where": ("np.where(n > 0, n, n[0])", "s d"),
     "jax.numpy.where": ("jnp.where(j > 0, j, 0)", "b s d"),
     "torch.cat": ("torch.cat([x, x], dim=-1)", "b s d+d"), "torch.concat": ("torch.concat((x, x), 1)", "b s+s d"),
