@@ -177,6 +177,8 @@ class ModelEvaluator(Evaluator):
             return value
         if type(receiver) is Embedding and name == "weight":
             return None
+        if type(receiver) is ClassRef:
+            return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         return super().attribute_of(receiver, name)
 
     # -- calls of the tree's code ------------------------------------------------------------------

@@ -14,6 +14,7 @@ from shape_annotations import BinOp, Const, Sym, simplify_dim
 from ..analysis import calls
 from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
     TensorFact
+from ..analysis.annotations import facts_from_annotation, single_fact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.function_flow import is_static
@@ -467,6 +468,12 @@ class ModelRun:
                 env[name] = None
             if env.get(name) is None and _annotated_float(param):
                 env[name] = ScalarFact()  # `drop_prob: float`: a number, whatever its value
+            if param.annotation is not None and _shape_unknown(env.get(name)):
+                declared = _declared_tensor(source.ctx, param.annotation.annotation)
+                if declared is not None:  # `q: Float[Tensor, "batch pos head d_head"]`: the contract
+                    if self.needs_grad(env.get(name)):
+                        self.mark(declared)
+                    env[name] = declared
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))
         call_binding.bind_extra_keywords(env, params, keywords)
@@ -514,6 +521,16 @@ def _class_name(run, value) -> str:
         return value.spec.label.rsplit(".", 1)[-1] if value.spec is not None and value.spec.label else \
             ("Linear" if value.kind == "linear" else "(shape-preserving)")
     return type(value).__name__
+
+
+def _shape_unknown(fact) -> bool:
+    return fact is None or type(fact) is TensorFact and fact.shape is None
+
+
+def _declared_tensor(ctx, annotation):
+    """The tensor a parameter's shape annotation declares (jaxtyping, torchtyping), or None."""
+    fact = single_fact(facts_from_annotation(annotation, ctx))
+    return fact if type(fact) is TensorFact and fact.shape is not None else None
 
 
 def _annotated_float(param) -> bool:

@@ -75,6 +75,19 @@ def library_class(interp, node):
     return Partial(name, None, (), ())
 
 
+def static_method(run, class_ref, name: str):
+    """A `@staticmethod` read from its class (a factory such as TransformerLens' `MLPFactory`)."""
+    from ..analysis.imports import dotted_name
+    from .inheritance import find_method
+
+    found = find_method(run, class_ref.source, class_ref.node, name)
+    if found is None:
+        return None
+    source, method = found
+    static = any(dotted_name(d.decorator) == "staticmethod" for d in method.decorators)
+    return FunctionRef(source, method) if static else None
+
+
 _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
 
 

@@ -182,3 +182,18 @@ def test_a_config_string_not_assumed_leaves_the_norm_unknown(tmp_path, capsys):
         ("self.ln1(resid_pre)", "the callee is not known statically"),
         ("self.ln2(resid_mid)", "the callee is not known statically"),
     ]
+
+
+def test_annotated_parameters_give_shapes_the_caller_could_not(tmp_path, capsys):
+    dims = {"batch": 2, "head": 3, "pos": 5, "d_head": 4}
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(dims)}\n")
+    argv = ["model", "--config", str(config), "--entry", f"{STYLES / 'annotated_helpers.py'}:PaddedScores.forward",
+            "--input", "x=float32 batch head pos d_head", "--format", "json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)["models"][0]
+    x = torch.zeros(2, 3, 5, 4, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.pad(x, (0, 0)) @ x.transpose(-1, -2)
+    assert [(s["expression"], s["flops"]) for s in result["sites"]] == [
+        ("q @ k.transpose(-1, -2)", counter.get_total_flops())]
