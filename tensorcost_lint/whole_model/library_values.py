@@ -192,7 +192,7 @@ def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
         if not _is_dataclass(cls):
             continue
         for statement in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []:
-            for small in getattr(statement, "body", []):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:  # not methods
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     fields[small.target.value] = small
     values = []
