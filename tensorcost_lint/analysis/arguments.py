@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .facts import DimFact, SequenceFact
+from shape_annotations import Const
+
+from .facts import INFER_DIM, DimFact, SequenceFact
 from .literals import int_value
 
 
@@ -15,6 +17,7 @@ class CallArgs:
     positional: list
     keywords: dict
     starred: bool
+    stars: dict = field(default_factory=dict)  # id(node) -> "*" or "**" for starred values in `positional`
 
     def get(self, index: int, keyword: str | None = None):
         if keyword is not None and keyword in self.keywords:
@@ -23,25 +26,35 @@ class CallArgs:
 
 
 def call_args(node: cst.Call) -> CallArgs:
-    positional, keywords, starred = [], {}, False
+    positional, keywords, starred, stars = [], {}, False, {}
     for arg in node.args:
         if arg.star:
             starred = True
             positional.append(arg.value)
+            stars[id(arg.value)] = arg.star
         elif arg.keyword is not None:
             keywords[arg.keyword.value] = arg.value
         else:
             positional.append(arg.value)
-    return CallArgs(positional, keywords, starred)
+    return CallArgs(positional, keywords, starred, stars)
 
 
-def literal_axes(args, start: int = 0) -> list[int] | None:
-    """Literal int axes, given either as varargs or as one tuple/list."""
+def literal_axes(args, start: int = 0, interp=None) -> list[int] | None:
+    """Literal int axes, given either as varargs or as one tuple/list; with `interp`, also a name
+    bound to a known positive int (`unsqueeze_dim=1`, a parameter's default)."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
         nodes = [e.value for e in nodes[0].elements]
-    values = [int_value(n) for n in nodes]
+    values = [int_value(n) if int_value(n) is not None or interp is None else _named_int(interp, n) for n in nodes]
     return None if None in values else values
+
+
+def _named_int(interp, node):
+    if not isinstance(node, cst.Name):
+        return None  # evaluating anything else here could record its call sites twice
+    fact = interp.eval(node)
+    dim = fact.dim if type(fact) is DimFact else None
+    return dim.value if type(dim) is Const else None
 
 
 def dim_args(interp, args, start: int = 0):
@@ -53,8 +66,8 @@ def dim_args(interp, args, start: int = 0):
             nodes = [e.value for e in single.elements]
         else:
             fact = interp.eval(single)
-            if type(fact) is SequenceFact and all(type(i) is DimFact for i in fact.items):
-                return [i.dim for i in fact.items]
+            if type(fact) is SequenceFact and all(type(i) is DimFact or i is INFER_DIM for i in fact.items):
+                return [None if i is INFER_DIM else i.dim for i in fact.items]
             if type(fact) is DimFact:
                 return [fact.dim]
             return None
@@ -63,6 +76,13 @@ def dim_args(interp, args, start: int = 0):
         if int_value(node) == -1:
             dims.append(None)
             continue
+        if args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            fact = interp.eval(node)  # `x.reshape(*input_shape, -1)`: a spliced sequence of sizes
+            if type(fact) is SequenceFact:
+                if not all(type(i) is DimFact for i in fact.items):
+                    return None
+                dims.extend(i.dim for i in fact.items)
+                continue
         dim = interp.dim_of(node)
         if dim is None:
             return None

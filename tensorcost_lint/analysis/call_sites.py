@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import ShapeError, Unknown, einops_einsum_axes, render_dim
+from shape_annotations import Const, ShapeError, Unknown, einops_einsum_axes, render_dim
 
-from . import site_shapes
+from . import convolutions, site_shapes
 from .call_site import AttentionOptions, CallSite, EinsumOptions, MatmulChain, Precision, SourceSpan, strip_parentheses
 from .facts import DTypeFact, SequenceFact, StringFact, TensorFact, operand_framework
 from .interpreter import Interpreter
@@ -138,6 +138,34 @@ def record_linear_module(interp: Interpreter, node: cst.Call, module, args):
                         framework="torch")
     spec = module.spec
     return _output_fact(_record(interp, node, spec, "torch", spec.label or spec.name, (x, weight)))
+
+
+def record_convolution(interp: Interpreter, node: cst.Call, module, args):
+    """A convolution module called on a batched input [N, C, *spatial], recorded as its im2col
+    contraction (analysis/convolutions.py); the output is [N, out_channels, *output spatial]."""
+    x = interp.eval(args.get(0, "input"))
+    for value in [*args.positional[1:], *args.keywords.values()]:
+        interp.eval(value)
+    options, spec = module.options, module.spec
+    rank = len(options.kernel) if options.kernel is not None else len(spec.subscripts.split(",")[1]) - 2
+    dtype = module.dtype or (x.dtype if type(x) is TensorFact else None)
+    reason, view, spatial = None, x, None
+    if type(x) is TensorFact and x.shape is not None:
+        spatial = convolutions.output_spatial(options, x.shape[-rank:], interp.ctx.settings.sizes) if len(x.shape) == rank + 2 else None
+        if len(x.shape) != rank + 2:
+            reason = f"input of rank {len(x.shape)}: a batched [N, C, {rank} spatial] input is modelled"
+        elif spatial is None:
+            reason = "kernel_size, stride, padding or dilation is not a literal or a dim"
+        elif options.groups != Const(1):
+            reason = "a grouped convolution (groups != 1) is not modelled"
+        else:
+            view = TensorFact(tuple(x.shape[:2]) + spatial + options.kernel, dtype, framework="torch")
+    weight = TensorFact((module.out_dim or Unknown("out_channels"), module.in_dim or Unknown("in_channels"))
+                        + (options.kernel or (Unknown("kernel_size"),) * rank), dtype, framework="torch")
+    site = _record(interp, node, spec, "torch", spec.label, (view, weight), args, unresolved=reason)
+    if reason is not None or type(x) is not TensorFact:
+        return TensorFact(None, dtype, framework="torch") if type(x) is TensorFact else None
+    return _output_fact(site)
 
 
 def _optimize(interp, args):

@@ -14,7 +14,7 @@ from .interpreter import UNHANDLED, Interpreter
 from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
-from . import call_sites, tensor_functions, tensor_methods
+from . import call_sites, convolutions, tensor_functions, tensor_methods
 
 
 # Module classes that leave the shape of their input unchanged, matched by class name so user
@@ -32,6 +32,8 @@ def module_constructor(interp, name: str, args: CallArgs):
     """`nn.Linear(in, out)` and shape-preserving modules, as ModuleFacts."""
     last = name.rsplit(".", 1)[-1]
     spec = MODULE_CLASSES.get(last)
+    if spec is not None and spec.operation == "convolution" and name.startswith("torch.nn"):
+        return convolutions.conv_module(interp, name, spec, args)
     if spec is not None and (name.startswith("torch.nn") or "." not in name or name.startswith("nn.")):
         lazy = last == "LazyLinear"  # nn.LazyLinear(out_features): in_features come from the first input
         in_node = None if lazy else args.get(0, "in_features")
@@ -86,13 +88,13 @@ def evaluate_call(interp: Interpreter, node: cst.Call):
         elif type(receiver) is SelfFact or receiver is not None:
             callee = interp.attribute_of(receiver, method)
             if type(callee) is ModuleFact:
-                return _call_module(interp, node, callee, args)
+                return call_module(interp, node, callee, args)
         _walk_args(interp, args)
         return None
     if isinstance(func, cst.Name):
         callee = interp.env.get(func.value)
         if type(callee) is ModuleFact:
-            return _call_module(interp, node, callee, args)
+            return call_module(interp, node, callee, args)
         local = dotted_name(func)
         if local is not None and local.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:
             _walk_args(interp, args)
@@ -113,9 +115,11 @@ def _returns_scalar(interp, func, name: str | None) -> bool:
     return isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS and func.value not in interp.env
 
 
-def _call_module(interp, node, module: ModuleFact, args: CallArgs):
+def call_module(interp, node, module: ModuleFact, args: CallArgs):
     if module.kind == "linear":
         return call_sites.record_linear_module(interp, node, module, args)
+    if module.kind == "conv":
+        return call_sites.record_convolution(interp, node, module, args)
     first = interp.eval(args.get(0)) if args.positional else None
     for value in [*args.positional[1:], *args.keywords.values()]:
         interp.eval(value)

@@ -3,9 +3,9 @@ with what the code makes is reported as a Contradiction; the value keeps the mor
 
 from __future__ import annotations
 
-from shape_annotations import ShapeError, evaluate_dim, same_dim
+from shape_annotations import Const, ShapeError, Unknown, evaluate_dim, same_dim
 
-from .facts import ANNOTATION, TensorFact
+from .facts import ANNOTATION, COMMENT, TensorFact
 from .problems import Contradiction
 from .shape_ops import has_group
 
@@ -24,9 +24,26 @@ def evaluate_dim_safe(dim, sizes):
         return None
 
 
+def _example_size(dim) -> bool:
+    """A literal size above 1 in a shape comment (`# [1024, 1024]`): the size in one example model,
+    documentation rather than a contract, so it never contradicts configured dims. A literal 1 is
+    structure (`# [B, 1, T]`) and stays."""
+    return type(dim) is Const and dim.value > 1
+
+
+def _documented(declared: TensorFact) -> TensorFact:
+    """A comment's example sizes as unknown dims: its rank is still known."""
+    if declared.origin != COMMENT or declared.shape is None or not any(_example_size(d) for d in declared.shape):
+        return declared
+    shape = tuple(Unknown("shape comment example") if _example_size(d) else d for d in declared.shape)
+    return TensorFact(shape, declared.dtype, declared.origin, declared.framework)
+
+
 def reconcile(ctx, inferred, declared: TensorFact, where, what: str, offset: int = 0):
-    """Check a declared shape against the inferred one (reporting a Contradiction) and return the value's fact."""
+    """Check a declared shape against the inferred one (reporting a Contradiction) and return the value's fact.
+    A shape comment's literal sizes are checked only against literal inferred sizes."""
     if type(inferred) is not TensorFact or inferred.shape is None:
+        declared = _documented(declared)
         if type(inferred) is TensorFact and declared.dtype is None:
             return TensorFact(declared.shape, inferred.dtype, declared.origin, inferred.framework or declared.framework)
         return declared
@@ -40,6 +57,9 @@ def reconcile(ctx, inferred, declared: TensorFact, where, what: str, offset: int
         return declared if declared.origin == ANNOTATION else inferred
     dims = []
     for index, (d, i) in enumerate(zip(declared.shape, inferred.shape)):
+        if declared.origin == COMMENT and _example_size(d) and type(i) is not Const:
+            dims.append(i)  # an example size says nothing about a dim the code derives from config
+            continue
         verdict = same_dim(d, i, sizes)
         if verdict is False:
             ctx.report(Contradiction(what, declared.shape, inferred.shape, index), where, offset)

@@ -59,13 +59,15 @@ class DTypeFact:
 
 @dataclass(frozen=True, slots=True)
 class ModuleFact:
-    """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]) or "preserve"."""
+    """An nn.Module attribute built in __init__: kind "linear" (weight [out, in]), "conv" (weight
+    [out, in, *kernel]) or "preserve"."""
 
     kind: str
     in_dim: object = None  # None for nn.LazyLinear: read from the input at the call
     out_dim: object = None
     dtype: str | None = None
-    spec: object = None  # the site_registry.SiteSpec of a linear module
+    spec: object = None  # the site_registry.SiteSpec of a linear or convolution module
+    options: object = None  # convolutions.ConvOptions of kind "conv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,15 @@ class SelfFact:
 
     def __init__(self, attributes: dict) -> None:
         self.attributes = attributes
+
+
+class InferDim:
+    """The `-1` of a shape tuple built in code (`(-1,) + x.shape[1:]`), which view/reshape solve."""
+
+    __slots__ = ()
+
+
+INFER_DIM = InferDim()
 
 
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None

@@ -5,20 +5,27 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const, Unknown
+from shape_annotations import BinOp, Const, Unknown, simplify_dim
 
 from . import shape_ops
-from .facts import DimFact, SequenceFact, TensorFact
+from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
 from .literals import int_value
 
 
 def _slice_dim(interp, dim, node: cst.Slice):
-    """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`)."""
+    """`:`, `::1` keep the dim; `:T` is T when T is a dim (the common `mask[:, :, :T, :T]`);
+    `h:` of a dim d is d - h (`x[..., x.shape[-1] // 2:]`, rotate_half's second half)."""
     if node.lower is None and node.step is None:
         if node.upper is None:
             return dim
         stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
+    if node.upper is None and node.step is None:
+        literal = int_value(node.lower)
+        start = interp.dim_of(node.lower) if literal is None or literal > 0 else None
+        if start is not None:
+            return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
+        return Unknown("slice")
     for part in (node.lower, node.upper, node.step):
         if part is not None:
             interp.eval(part)
@@ -38,10 +45,11 @@ def subscript(interp, node: cst.Subscript):
         for element in elements:
             interp.walk(element)
         return value.with_shape(None) if type(value) is TensorFact else None
-    return _index_tensor(interp, value, elements)
+    return index_tensor(interp, value, elements)
 
 
-def _index_tensor(interp, value: TensorFact, elements):
+def index_tensor(interp, value: TensorFact, elements):
+    """`value[elements]` for a tensor of known shape."""
     shape = list(value.shape)
     result = []
     position = 0
@@ -78,7 +86,11 @@ def _index_tensor(interp, value: TensorFact, elements):
                 position += 1
                 continue
             fact = interp.eval(inner)
-            if type(fact) in (DimFact,):
+            if type(fact) in (DimFact, ScalarFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
+                position += 1
+                continue
+            if _integer_tensor(fact) and _one_advanced_index(elements):
+                result.extend(fact.shape)  # `W_E[tokens, :]`: one row per index, in the index's place
                 position += 1
                 continue
             return value.with_shape(None)  # advanced indexing: not modelled
@@ -89,6 +101,22 @@ def _index_tensor(interp, value: TensorFact, elements):
             position += 1
     result.extend(shape[position:])
     return value.with_shape(tuple(result))
+
+
+_INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
+
+
+def _integer_tensor(fact) -> bool:
+    return type(fact) is TensorFact and fact.dtype in _INTEGER_DTYPES and fact.shape is not None \
+        and not shape_ops.has_group(fact.shape)
+
+
+def _one_advanced_index(elements) -> bool:
+    """Only one index is not a slice, None, an ellipsis or an int literal: numpy's rule for where
+    the index's dims go (in its place) is then the simple one."""
+    advanced = [e for e in elements if isinstance(e.slice, cst.Index) and not _is_none_or_ellipsis(e.slice.value)
+                and int_value(e.slice.value) is None]
+    return len(advanced) == 1
 
 
 def _int_list(node) -> bool:

@@ -165,6 +165,14 @@ def chunk(shape, chunks: int, dim: int):
     return [tuple(shape[:position]) + (piece,) + tuple(shape[position + 1:])] * chunks
 
 
+def unbind(shape, dim: int):
+    """The pieces of `unbind(dim)`: known only for a literal size (at most 64 pieces)."""
+    position = axis(dim, len(shape), shape)
+    if position is None or type(shape[position]) is not Const or not 0 < shape[position].value <= 64:
+        return None
+    return [tuple(shape[:position]) + tuple(shape[position + 1:])] * shape[position].value
+
+
 def _factors(dim) -> list:
     """Split a product expression into its factors (`3*C` → [3, C]) for cancellation."""
     from shape_annotations import BinOp

@@ -79,6 +79,13 @@ SITES: tuple[SiteSpec, ...] = (
     SiteSpec("x.__matmul__", METHOD, "matmul", "matmul"),
     SiteSpec("torch.nn.Linear", MODULE, "linear", "linear", "torch", label="nn.Linear"),
     SiteSpec("torch.nn.LazyLinear", MODULE, "linear", "linear", "torch", label="nn.Linear"),
+    # convolutions as their im2col contraction (analysis/convolutions.py): FlopCounterMode's count
+    SiteSpec("torch.nn.Conv1d", MODULE, "convolution", "contraction", "torch", subscripts="ncyi,oci->noy",
+             label="nn.Conv1d"),
+    SiteSpec("torch.nn.Conv2d", MODULE, "convolution", "contraction", "torch", subscripts="ncyxij,ocij->noyx",
+             label="nn.Conv2d"),
+    SiteSpec("torch.nn.Conv3d", MODULE, "convolution", "contraction", "torch", subscripts="nczyxijk,ocijk->nozyx",
+             label="nn.Conv3d"),
     SiteSpec("numpy.matmul", FUNCTION, "matmul", "matmul", "numpy"),
     SiteSpec("numpy.dot", FUNCTION, "matmul", "dot", "numpy"),
     SiteSpec("jax.numpy.matmul", FUNCTION, "matmul", "matmul", "jax"),

@@ -103,6 +103,16 @@ def _where(interp, args):
     return result
 
 
+def _gather(interp, args):
+    """`torch.gather(x, dim, index)`: the index's shape, the input's dtype."""
+    source = interp.eval(args.get(0, "input"))
+    interp.eval(args.get(1, "dim"))
+    index = interp.eval(args.get(2, "index"))
+    if type(source) is not TensorFact or type(index) is not TensorFact:
+        return None
+    return TensorFact(index.shape, source.dtype, framework=source.framework)
+
+
 def _sequence_of_tensors(interp, node):
     fact = interp.eval(node)
     if type(fact) is SequenceFact and all(type(i) is TensorFact for i in fact.items):
@@ -195,6 +205,17 @@ def _einops(kind: str):
     return transfer
 
 
+def _embedding(interp, args):
+    """`F.embedding(indices, weight)`: one row of weight per index, [*indices, embedding_dim]."""
+    indices, weight = interp.eval(args.get(0, "input")), interp.eval(args.get(1, "weight"))
+    _eval_rest(interp, args, skip=(args.get(0, "input"), args.get(1, "weight")))
+    if type(indices) is not TensorFact or type(weight) is not TensorFact:
+        return None
+    if indices.shape is None or weight.shape is None or len(weight.shape) != 2:
+        return TensorFact(None, weight.dtype, framework="torch")
+    return TensorFact(tuple(indices.shape) + (weight.shape[1],), weight.dtype, framework="torch")
+
+
 def _size_of(interp, args):
     fact = interp.eval(args.get(0, "a"))
     return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
@@ -222,9 +243,12 @@ FUNCTIONS = {
     "torch.t": as_method("t"), "torch.reshape": _reshape,
     "torch.unsqueeze": as_method("unsqueeze"), "torch.squeeze": as_method("squeeze"),
     "torch.flatten": as_method("flatten"), "torch.split": as_method("split"), "torch.chunk": as_method("chunk"),
+    "torch.unbind": as_method("unbind"),
     "torch.broadcast_to": as_method("broadcast_to"),
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),
+    "torch.nn.functional.embedding": _embedding,
+    "torch.gather": _gather,
     "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
     "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),
     "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),

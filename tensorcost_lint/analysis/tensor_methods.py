@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+
 from . import shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
@@ -32,7 +33,7 @@ def _same(interp, receiver, args):
 def _transpose(interp, receiver, args):
     if receiver.framework in ("numpy", "jax"):
         return _numpy_transpose(interp, receiver, args)  # numpy/jax: a full permutation
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)
     _eval_all(interp, args)
     if receiver.shape is None or axes is None or len(axes) != 2:
         return receiver.with_shape(None)
@@ -46,7 +47,7 @@ def _t(interp, receiver, args):
 
 
 def _permute(interp, receiver, args):
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)
     _eval_all(interp, args)
     if receiver.shape is None or axes is None:
         return receiver.with_shape(None)
@@ -82,7 +83,7 @@ def _like(interp, receiver, args):
 
 
 def _unsqueeze(interp, receiver, args):
-    axes = literal_axes(args)
+    axes = literal_axes(args, interp=interp)  # `cos.unsqueeze(unsqueeze_dim)` with the parameter known
     if receiver.shape is None or not axes:
         return receiver.with_shape(None)
     return receiver.with_shape(shape_ops.unsqueeze(receiver.shape, axes[0]))
@@ -139,6 +140,16 @@ def _chunk(interp, receiver, args):
     if receiver.shape is None or chunks is None or dim is None:
         return None
     pieces = shape_ops.chunk(receiver.shape, chunks, dim)
+    return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
+
+
+def _unbind(interp, receiver, args):
+    """`qkv.unbind(0)` (timm's attention): one tensor per index of a dim of literal size."""
+    dim_node = args.get(0, "dim")
+    dim = 0 if dim_node is None else int_value(dim_node)
+    if receiver.shape is None or dim is None:
+        return None
+    pieces = shape_ops.unbind(receiver.shape, dim)
     return None if pieces is None else SequenceFact(tuple(receiver.with_shape(p) for p in pieces))
 
 
@@ -240,7 +251,7 @@ METHODS = {
     "view_as": _like, "reshape_as": _like, "expand_as": _like,
     "unsqueeze": _unsqueeze, "squeeze": _squeeze,
     "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat,
-    "split": _split, "chunk": _chunk,
+    "split": _split, "chunk": _chunk, "unbind": _unbind,
     "size": size,
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,

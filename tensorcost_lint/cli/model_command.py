@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from ..config.model_entries import MODES, ModelEntry, parse_entry_text, parse_input_spec, read_dims_from
+from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
+    read_config_json
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..whole_model.analyse import analyse_model
 from ..whole_model.report import model_json, model_text
@@ -48,14 +49,15 @@ def _command_line_entry(args) -> ModelEntry:
         if not sep or not name.strip().isidentifier():
             raise ConfigError("--input", text, "expected NAME=SPEC, e.g. idx='int64 B T'")
         inputs.append(parse_input_spec(name.strip(), spec, lambda reason, t=text: ConfigError("--input", t, reason)))
-    dims = read_dims_from(Path(args.dims_from), "--dims-from", args.dims_from) if args.dims_from else {}
+    values = read_config_json(Path(args.dims_from), "--dims-from", args.dims_from) if args.dims_from else {}
     assume = {}
     for text in args.assume:
         condition, sep, value = text.partition("=")
         if not sep or not condition.strip():
             raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
         assume[" ".join(condition.split())] = _assume_value(value)
-    return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims, args.mode or "inference", assume)
+    return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims_of_config(values),
+                      args.mode or "inference", assume, config_values=values)
 
 
 def run(args) -> int:

@@ -40,6 +40,7 @@ class ModelEntry:
     mode: str = "inference"
     assume: dict = field(default_factory=dict)  # condition text -> bool | int | str
     budgets: dict = field(default_factory=dict)  # kept for TCL503
+    config_values: dict = field(default_factory=dict)  # the dims_from JSON object: what `config.x` reads
 
 
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
@@ -79,6 +80,16 @@ def parse_input_spec(name: str, text: object, error) -> ModelInput:
 
 def read_dims_from(path: Path, source: str, key: str) -> dict[str, int]:
     """Each integer field (not bool) of a Hugging Face config.json is a dim of its name."""
+    return dims_of_config(read_config_json(path, source, key))
+
+
+def dims_of_config(document: dict) -> dict[str, int]:
+    return {name: value for name, value in document.items()
+            if isinstance(name, str) and name.isidentifier() and type(value) is int and 1 <= value <= 2**63 - 1}
+
+
+def read_config_json(path: Path, source: str, key: str) -> dict:
+    """A Hugging Face config.json as its JSON object (the analysis reads `config.x` from it)."""
     try:
         text = read_text_file(path, str(path))
     except ConfigError as problem:  # named by the config key that points at the file
@@ -89,8 +100,7 @@ def read_dims_from(path: Path, source: str, key: str) -> dict[str, int]:
         raise ConfigError(source, key, f"{path}: invalid JSON: {str(problem)[:200]}") from None
     if not isinstance(document, dict):
         raise ConfigError(source, key, f"{path}: expected a JSON object")
-    return {name: value for name, value in document.items()
-            if isinstance(name, str) and name.isidentifier() and type(value) is int and 1 <= value <= 2**63 - 1}
+    return document
 
 
 def _assume(reader: MappingReader) -> dict:
@@ -133,20 +143,21 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
             spec = inputs_reader.raw(input_name)
             inputs.append(parse_input_spec(
                 input_name, spec, lambda reason, n=input_name: inputs_reader.error(n, reason)))
-    dims = {}
+    dims, values = {}, {}
     dims_from = reader.text("dims_from")
     if dims_from is not None:
         json_path = Path(dims_from)
         if not json_path.is_absolute() and root is not None:
             json_path = root / json_path
-        dims = read_dims_from(json_path, reader.source, f"{reader.prefix}.dims_from")
+        values = read_config_json(json_path, reader.source, f"{reader.prefix}.dims_from")
+        dims = dims_of_config(values)
     mode = reader.choice("mode", MODES, "inference")
     assume_reader = reader.mapping("assume")
     assume = _assume(assume_reader) if assume_reader is not None else {}
     budgets_reader = reader.mapping("budgets")
     budgets = _budgets(budgets_reader) if budgets_reader is not None else {}
     reader.finish()
-    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets)
+    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values)
 
 
 def parse_models(reader: MappingReader, root: Path | None) -> tuple[ModelEntry, ...]:

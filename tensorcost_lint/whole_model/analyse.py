@@ -8,6 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..analysis.facts import TensorFact
+from .library_values import config_class_values
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
 from .source_tree import SourceError, SourceTree
@@ -29,8 +30,11 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     sizes = {**entry.dims, **config.dims, **cli_dims}
     root = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
-    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume)
+    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
+                   entry.config_values)
     source = run.tree.load(Path(entry.path))
+    if entry.config_values:
+        run.config_names, run.config_defaults = config_class_values(run.tree, source)
     parts = entry.qualname.split(".")
     definition = source.definitions.get(parts[0])
     if definition is None:

@@ -8,9 +8,11 @@ import libcst as cst
 
 from shape_annotations import evaluate_dim
 
-from ..analysis.facts import DimFact, SelfFact, StringFact, TensorFact
+from ..analysis.literals import int_value
+from ..analysis.facts import DimFact, ScalarFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
-from .objects import NONE, BoolFact
+from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
+from .objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
             cst.Equal: "==", cst.NotEqual: "!="}
@@ -41,19 +43,33 @@ def _compare(run, interp, node):
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
-        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact)
+        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
+                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction)
         if not known:
             return None
         same = left is NONE
         return same if isinstance(operator, cst.Is) else not same
     symbol = _COMPARE.get(type(operator))
-    values = [_value(run, f) for f in (left, right)]
+    values = [_number(n) if _number(n) is not None else _value(run, f)
+              for n, f in ((node.left, left), (target.comparator, right))]
     if symbol is None or None in values:
         return None
     a, b = values
-    if type(a) is not type(b):
+    if type(a) is not type(b) and not {type(a), type(b)} <= {int, float}:
         return None
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[symbol]
+
+
+def _number(node):
+    """A literal number (`0`, `0.0`): its value, which facts keep only for sizes >= 1."""
+    if isinstance(node, cst.Integer):
+        return int_value(node)
+    if isinstance(node, cst.Float):
+        try:
+            return float(node.value)
+        except ValueError:
+            return None
+    return None
 
 
 def _value(run, fact):
@@ -66,4 +82,6 @@ def _value(run, fact):
         return fact.value
     if type(fact) is BoolFact:
         return int(fact.value)
+    if type(fact) is IntFact:
+        return fact.value
     return None

@@ -8,10 +8,17 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
+from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
-from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.calls import call_module, module_constructor
+from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
+from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
+    TensorFact
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
+from ..analysis.literals import int_value
+from . import expressions, library_layers, library_values, python_values, registries
+from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -27,6 +34,12 @@ class ModelEvaluator(Evaluator):
 
     def eval(self, node):
         frames = self.run.grad_frames
+        if python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
+            frames.append(False)
+            try:
+                return super().eval(node)
+            finally:
+                frames.pop()
         frames.append(False)
         try:
             fact = super().eval(node)
@@ -55,9 +68,102 @@ class ModelEvaluator(Evaluator):
                 source, definition = found
                 return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) \
                     else FunctionRef(source, definition)
+            library = python_values.library_class(self, node)
+            if library is not None:
+                return library
+            registry = registries.registry(self.run, self.source, node.value)
+            return registry if registry is not None else self.run.module_value(self.source, node.value)
         return fact
 
+    def with_env(self, env: dict) -> "ModelEvaluator":
+        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
+
+    # -- Python values (python_values.py) and library-style values (expressions.py, library_values.py)
+    def _eval_Integer(self, node):
+        value = int_value(node)
+        return IntFact(value) if value is not None and value <= 0 else super()._eval_Integer(node)
+
+    def _eval_Float(self, node: cst.Float):
+        return python_values.float_literal(node) or super()._eval_Float(node)
+
+    def _eval_UnaryOperation(self, node):
+        if isinstance(node.operator, cst.Not):  # `project_out = not (heads == 1 and dim_head == dim)`
+            known = expressions.truth(self.run, self.eval(node.expression))
+            return None if known is None else BoolFact(not known)
+        value = int_value(node)
+        if value is not None and value <= 0:
+            return IntFact(value)
+        if isinstance(node.operator, cst.Minus):
+            fact = self.eval(node.expression)
+            if type(fact) is IntFact:
+                return IntFact(-fact.value)
+            return fact.with_shape(fact.shape) if type(fact) is TensorFact else (
+                ScalarFact() if type(fact) in (ScalarFact, DimFact) else None)
+        return super()._eval_UnaryOperation(node)
+
+    def _eval_IfExp(self, node: cst.IfExp):
+        return python_values.conditional(self, node)
+
+    def _eval_Comparison(self, node):
+        if len(node.comparisons) == 1 and all(expressions.is_plain(n) for n in (node.left, node.comparisons[0].comparator)):
+            decided = self.run.decide(self, node)  # `is_cross_attention = encoder_hidden_states is not None`
+            if decided is not None:
+                return BoolFact(decided)
+        return super()._eval_Comparison(node)
+
+    def _eval_Dict(self, node):
+        return expressions.dict_literal(self, node)
+
+    def _eval_BooleanOperation(self, node):
+        return expressions.boolean_operation(self, node)
+
+    def _eval_Tuple(self, node):
+        return expressions.sequence_literal(self, node)
+
+    def _eval_List(self, node):
+        return python_values.empty_list(self) if not node.elements else expressions.sequence_literal(self, node)
+
+    def _eval_ListComp(self, node: cst.ListComp):
+        return python_values.comprehension(self, node)
+
+    def _eval_Subscript(self, node):
+        return expressions.subscript(self, node)
+
+    def arithmetic(self, operator, left, right):
+        if type(right) is IntFact and right.value == 0 and isinstance(operator, (cst.Add, cst.Subtract)):
+            return left  # `seq_length + cache_length` with cache_length 0
+        if type(left) is IntFact and left.value == 0 and isinstance(operator, cst.Add):
+            return right
+        left, right = (ScalarFact() if type(f) is IntFact else f for f in (left, right))
+        if isinstance(operator, cst.Add):
+            joined = expressions.concatenate(left, right)
+            if joined is not UNHANDLED:
+                return joined
+        return super().arithmetic(operator, left, right)
+
+    def _eval_Attribute(self, node):
+        if self.run.assume:
+            assumed = library_values.assumed_value(self.run, self.ctx, node)  # a registry key, any expression's value
+            if assumed is not None:
+                return assumed
+        library = python_values.library_class(self, node)  # `act_layer=nn.GELU`
+        if library is not None:
+            return library
+        resolved = self.ctx.settings.imports.resolve(node)
+        if resolved is not None and resolved.startswith("torch.") and \
+                (resolved in tensor_functions.FUNCTIONS or resolved in SITE_FUNCTIONS):
+            return TorchFunction(resolved)  # `self.act = nn.functional.gelu`: a function as a value
+        return super()._eval_Attribute(node)
+
     def attribute_of(self, receiver, name: str):
+        if receiver is CONFIG:
+            return library_values.config_attribute(self.run, name)
+        if type(receiver) is RecordFact:
+            return receiver.attribute(name)
+        if type(receiver) is SuperRef:
+            return self.run.super_method(receiver, name)
+        if type(receiver) is MappingFact:
+            return None
         if type(receiver) is ModuleDict:
             return dict(receiver.items).get(name)
         if type(receiver) is SelfFact:
@@ -71,25 +177,18 @@ class ModelEvaluator(Evaluator):
             return value
         if type(receiver) is Embedding and name == "weight":
             return None
+        if type(receiver) is ClassRef:
+            return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         return super().attribute_of(receiver, name)
-
-    def _map(self, args):
-        """`map(lambda t: rearrange(t, ...), qkv)` over a known sequence: the body once per item."""
-        found = _map_items(self, args)
-        if found is None:
-            return UNHANDLED
-        function, name, items = found
-        results = []
-        for item in items:
-            inner = ModelEvaluator(self.ctx, {**self.env, name: item}, self.autocast, run=self.run, source=self.source)
-            results.append(inner.eval(function.body))
-        return SequenceFact(tuple(results))
 
     # -- calls of the tree's code ------------------------------------------------------------------
     def call_code(self, node: cst.Call, args, name):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
+        handled = python_values.call_builtin(self, node, args, name)
+        if handled is not UNHANDLED:
+            return handled
         if name is not None and name.startswith("torch.nn."):
             last = name.rsplit(".", 1)[-1]
             if last in ("Parameter", "Buffer"):
@@ -100,19 +199,39 @@ class ModelEvaluator(Evaluator):
             built = run.build_container(self, last, args)
             if built is not UNHANDLED:
                 return built
+            if library_layers.has_parameters(name, args):
+                return run.parametrised(module_constructor(self, name, args))
             return UNHANDLED
         func = node.func
-        if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
-            return self._map(args)
+        built_in = expressions.builtin_call(self, node, args)
+        if built_in is not UNHANDLED:
+            return built_in
+        if isinstance(func, cst.Attribute) and _pure(func.value):
+            receiver = self.eval(func.value)
+            if type(receiver) is python_values.GrowingList and func.attr.value == "append":
+                return python_values.append(self, receiver, args)
+            if type(receiver) is RegistryRef:
+                return registries.call_lookup(run, self, receiver, func.attr.value, args)
+            if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
+                return UNHANDLED  # a method of a value: the transfer tables read it
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
+            method = self.attribute_of(self.eval(func.value), func.attr.value)  # `super().forward(x)`
+            if type(method) is FunctionRef:
+                return run.call_function(self, node, method, args)
+            return UNHANDLED
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
             return UNHANDLED
         callee = self.eval(func)
         if type(callee) is ModuleFact:
-            if callee.kind == "linear":
+            if callee.kind in ("linear", "conv"):
                 return run.call_linear(self, node, callee, args)
             run.visit(callee)  # a shape-preserving module: the transfer tables run it
+            if run.has_parameters(callee):
+                out = call_module(self, node, callee, args)
+                run.mark(out)
+                return out
             return UNHANDLED
         if type(callee) is Embedding:
             return run.call_embedding(self, args, callee)
@@ -121,28 +240,55 @@ class ModelEvaluator(Evaluator):
         if type(callee) is FunctionRef:
             return run.call_function(self, node, callee, args)
         if type(callee) is ClassRef:
+            container = python_values.container_base(callee)
+            if container is not None:
+                return run.build_container(self, container, args)
             return run.construct(self, node, callee, args)
+        if type(callee) is TorchFunction:
+            return run.call_torch_function(self, node, callee, args)
         if type(callee) is Sequential:
             return run.call_sequential(self, node, callee, args)
-        if callee is None and name is None and _module_like(func, self.env):
+        if type(callee) in (python_values.Partial, library_layers.EinopsLayer):
+            return python_values.call_value(self, node, callee, args)
+        if type(callee) is python_values.ModuleChoice:
+            return python_values.call_choice(self, node, callee, args)
+        if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
         return UNHANDLED
 
 
 def _arange(interp, args):
-    """`torch.arange(t)` and `torch.arange(0, t)`: a vector of t elements."""
-    for value in args.keywords.values():
-        interp.eval(value)
+    """`torch.arange(t)`, `torch.arange(0, t)` and `torch.arange(0, t, k)`: ceil(t / k) elements."""
+    for name, value in args.keywords.items():
+        if name != "dtype":
+            interp.eval(value)
     positional = args.positional
-    if len(positional) == 1 or (len(positional) == 2 and isinstance(positional[0], cst.Integer)
-                                and positional[0].value == "0"):
-        length = interp.dim_of(positional[-1])
-        if length is not None:
-            return TensorFact((length,), "int64", framework="torch")
+    starts_at_zero = len(positional) == 1 or (isinstance(positional[0], cst.Integer) and positional[0].value == "0")
+    if starts_at_zero and len(positional) in (1, 2, 3):
+        length = interp.dim_of(positional[-1] if len(positional) < 3 else positional[1])
+        step = int_value(positional[2]) if len(positional) == 3 else 1
+        if length is not None and step is not None and step >= 1:
+            if step > 1:
+                length = _ceil_div(length, step, interp.ctx.settings.sizes)
+            dtype = interp.eval(args.keywords["dtype"]) if "dtype" in args.keywords else None
+            return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else "int64", framework="torch")
     for value in positional:
         interp.eval(value)
     return TensorFact(None, framework="torch")
+
+
+def _ceil_div(length, step: int, sizes):
+    """ceil(length / step), kept symbolic when it divides exactly (dims divide exactly or not at all)."""
+    try:
+        value = evaluate_dim(length, sizes)
+    except Exception:  # noqa: BLE001 - unbound: the symbolic formula
+        value = None
+    if value is not None and value % step != 0:
+        return Const(-(-value // step))
+    if value is not None:
+        return simplify_dim(BinOp("//", length, Const(step)))
+    return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
 
 
 def _names(target):
@@ -151,16 +297,6 @@ def _names(target):
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for e in target.elements for n in _names(e.value)]
     return []
-
-
-def _lambda_parameter(node):
-    if not isinstance(node, cst.Lambda):
-        return None
-    params = node.params
-    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_arg \
-            not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-        return None
-    return params.params[0].name.value
 
 
 def _module_like(func, env) -> bool:
@@ -176,6 +312,15 @@ def _module_like(func, env) -> bool:
     return False
 
 
+def _tensor_method(interp, func) -> bool:
+    """`self.cls_token.expand(...)`: a method of a tensor attribute, left to the transfer tables."""
+    return isinstance(func, cst.Attribute) and type(interp.eval(func.value)) is TensorFact
+
+
+def _is_super(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args
+
+
 def _pure(node) -> bool:
     """Names and attribute chains: evaluating them records no site, so a call we leave to the
     transfer tables can evaluate them again."""
@@ -184,19 +329,11 @@ def _pure(node) -> bool:
     return isinstance(node, cst.Name)
 
 
-def _map_items(interp, args):
-    function, sequence = args.get(0), args.get(1)
-    name = _lambda_parameter(function)
-    if name is None or len(args.positional) != 2 or args.keywords or not _pure(sequence):
-        return None
-    items = interp.eval(sequence)
-    return (function, name, items.items) if type(items) is SequenceFact else None
-
-
 class FlowState:
     def __init__(self) -> None:
         self.returns: list = []
         self.returned = False
+        self.raised = False  # ended by `raise`: a path that yields no result
 
 
 class ModelFlow(FunctionFlow):
@@ -205,6 +342,7 @@ class ModelFlow(FunctionFlow):
         self.run_ = run
         self.source = source
         self.state = state or FlowState()
+        self.side_raised = False  # the branch side run last ended by `raise`
         self.evaluator = ModelEvaluator(ctx, env, autocast, run=run, source=source)
 
     def _with_env(self, env: dict, autocast=None) -> "ModelFlow":
@@ -240,6 +378,13 @@ class ModelFlow(FunctionFlow):
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
 
+    def small_statement(self, node, line) -> None:
+        if isinstance(node, cst.Raise):
+            self.evaluator.walk(node)
+            self.state.returned = self.state.raised = True
+            return
+        super().small_statement(node, line)
+
     def _return(self, node: cst.Return) -> None:
         fact = self.evaluator.eval(node.value) if node.value is not None else NONE
         self.state.returns.append(fact)
@@ -256,16 +401,19 @@ class ModelFlow(FunctionFlow):
         else:
             flow.run(body)
         self.state.returns.extend(flow.state.returns)
+        self.side_raised = flow.state.raised and not flow.state.returns
         return flow.env, flow.state.returned
 
     def _else_side(self, node: cst.If, env: dict):
         if node.orelse is None:
+            self.side_raised = False
             return env, False
         if isinstance(node.orelse, cst.If):
             flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
                              autocast=self.autocast)
             flow._if(node.orelse)
             self.state.returns.extend(flow.state.returns)
+            self.side_raised = flow.state.raised and not flow.state.returns
             return flow.env, flow.state.returned
         return self._side(node.orelse.body, env)
 
@@ -301,8 +449,16 @@ class ModelFlow(FunctionFlow):
             then_entries, else_entries = [], []
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, dict(self.env))
+            then_raised = self.side_raised
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, dict(self.env))
+            if then_raised != self.side_raised:
+                # one side raises: a run that yields a result takes the other (`if x is None: raise`)
+                self.run_.entries.extend(else_entries if then_raised else then_entries)
+                env, returned = (else_env, else_returned) if then_raised else (then_env, then_returned)
+                self._set_env(env)
+                self.state.returned = self.state.returned or returned
+                return
             self.run_.add(Choice(self.ctx.code(node.test), (then_entries, else_entries)))
             self.run_.note_undecided(self.ctx.code(node.test))
             if then_returned and not else_returned:
@@ -317,8 +473,15 @@ class ModelFlow(FunctionFlow):
 
     def _loop(self, node) -> None:
         if isinstance(node, cst.For):
-            iterated = self.evaluator.eval(node.iter)
+            enumerated = expressions.enumerated(node.iter, self.env)  # `for i, layer in enumerate(self.h)`
+            iterated = self.evaluator.eval(enumerated if enumerated is not None else node.iter)
+            if type(iterated) is python_values.GrowingList:
+                iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
+            if python_values.unrollable(iterated):
+                items = iterated.items if enumerated is None else tuple(SequenceFact((None, i)) for i in iterated.items)
+                python_values.unrolled_loop(self, node, items)
+                return
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
                     element, count = iterated.items[0], iterated.count
@@ -327,6 +490,9 @@ class ModelFlow(FunctionFlow):
             elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) \
                     and node.iter.func.value == "range" and len(node.iter.args) == 1:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
+                element = ScalarFact()  # an int: `w[i]` drops a dim
+            if enumerated is not None:
+                element = SequenceFact((None, element)) if element is not None else None
             body_env = dict(self.env)
             self._with_env(body_env).assign(node.target, element, None)
         else:
@@ -334,7 +500,7 @@ class ModelFlow(FunctionFlow):
             body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
-        with self.run_.collecting(repeat.entries):
+        with self.run_.collecting(repeat.entries), self.run_.in_loop(count):
             body_env = self._block(node.body, body_env)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
@@ -343,7 +509,7 @@ class ModelFlow(FunctionFlow):
             repeat.count = Const(1)
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
-            with self.run_.collecting(rest.entries):
+            with self.run_.collecting(rest.entries), self.run_.in_loop(count):
                 body_env = self._block(node.body, body_env)
             repeat = rest
         self.run_.add(repeat)
@@ -367,6 +533,8 @@ def decide_literal(fact):
     """A branch condition's truth from what is known of its value, or None."""
     if type(fact) is BoolFact:
         return fact.value
+    if type(fact) is IntFact:
+        return fact.value != 0
     if fact is NONE:
         return False
     if type(fact) is StringFact:

@@ -9,19 +9,29 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from shape_annotations import Sym
+from shape_annotations import BinOp, Const, Sym, simplify_dim
 
-from ..analysis import call_sites
-from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis import calls
+from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
+    TensorFact
+from ..analysis.annotations import facts_from_annotation, single_fact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
+from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
+from . import call_binding, library_layers, python_values
 from .decisions import decide
+from .inheritance import find_method, owner_of
+from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
-from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
+from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 
 MAX_CALL_DEPTH = 64
+# Inside a constructor, calls of functions and methods (not of other constructors) are followed this
+# deep: `super().__init__(config)` and the helpers it calls build attributes; the availability checks
+# a library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 2
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -35,7 +45,10 @@ class RunRecorder(Recorder):
 
 
 class ModelRun:
-    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict) -> None:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
+        self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
+        self.config_names: dict = {}  # the config class's attribute_map (`hidden_size` -> `n_embd`)
+        self.config_defaults: dict = {}  # class-level defaults of the config class and its bases
         self.recorder = RunRecorder(self)
         self.tree = tree_factory(self.recorder)
         self.sizes = sizes
@@ -54,11 +67,26 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
+        self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
+        self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
+        self.build_calls = 0  # followed calls below the innermost constructor
+        self.frames: list = []  # (function node, self fact) of the functions running, innermost last
+        self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
         if self.mode == "training" and type(fact) is TensorFact:
             self.grad[id(fact)] = fact
+
+    def parametrised(self, module):
+        """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
+        if module is not None:
+            self.with_parameters[id(module)] = module
+        return module
+
+    def has_parameters(self, module) -> bool:
+        return self.with_parameters.get(id(module)) is module
 
     def needs_grad(self, fact) -> bool:
         return id(fact) in self.grad and self.grad[id(fact)] is fact
@@ -91,6 +119,35 @@ class ModelRun:
         if self.building == 0 and condition not in self.undecided:
             self.undecided.append(condition)
 
+    @contextmanager
+    def in_loop(self, count):
+        self.loop_counts.append(count)
+        try:
+            yield
+        finally:
+            self.loop_counts.pop()
+
+    def module_value(self, source, name: str):
+        """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file (or imported from
+        one): its value, read once, from that statement parsed alone."""
+        key = (id(source), name)
+        if key in self.module_values:
+            return self.module_values[key]
+        self.module_values[key] = None  # a definition that reads itself stays unknown
+        found = self.tree.global_value(source, name)
+        if found is not None:
+            home, value = found
+            value_node = _parse_assignment(home, value)
+            if value_node is not None:
+                evaluator = ModelEvaluator(home.ctx, {}, run=self, source=home)
+                self.building += 1
+                try:
+                    with self.collecting([]):
+                        self.module_values[key] = evaluator.eval(value_node)
+                finally:
+                    self.building -= 1
+        return self.module_values[key]
+
     # -- objects -----------------------------------------------------------------------------------
     def instance(self, self_fact) -> Instance | None:
         return self.instances.get(id(self_fact))
@@ -99,8 +156,17 @@ class ModelRun:
         instance = self.instance(self_fact)
         if instance is None:
             return None
-        method = _method(instance.cls, name)
-        return None if method is None else FunctionRef(instance.source, method, instance)
+        found = find_method(self, instance.source, instance.cls, name)
+        return None if found is None else FunctionRef(found[0], found[1], instance)
+
+    def super_method(self, super_ref, name: str):
+        """`super().name` inside the method running now: the next definition up the chain."""
+        instance = self.instance(super_ref.self_fact)
+        if instance is None:
+            return None
+        after = owner_of(self, instance, super_ref.method)
+        found = find_method(self, instance.source, instance.cls, name, after) if after is not None else None
+        return None if found is None else FunctionRef(found[0], found[1], instance)
 
     def assign_paths(self, root: SelfFact) -> None:
         """Each module object's path from the root (`transformer.h.attn`), breadth first so a
@@ -121,7 +187,7 @@ class ModelRun:
             elif type(value) is ModuleDict:
                 children = list(value.items)
             elif type(value) is Sequential:
-                children = list(enumerate(value.items))
+                children = [("", value.items[0])] if value.count is not None else list(enumerate(value.items))
             else:
                 children = []
             for name, child in children:
@@ -131,6 +197,9 @@ class ModelRun:
     def build_container(self, interp, last: str, args):
         if last == "ModuleList":
             value = args.get(0, "modules")
+            if value is None or isinstance(value, cst.List) and not value.elements:
+                interp.eval(value)
+                return python_values.GrowingList(len(self.loop_counts))  # filled by `append` below
             if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and len(_comprehensions(value)) == 1:
                 loop = value.for_in
                 count = None
@@ -141,8 +210,10 @@ class ModelRun:
                     return UNHANDLED
                 item = interp.eval(value.elt)
                 return ModuleList((item,), count)
-            fact = interp.eval(value) if value is not None else SequenceFact(())
-            return ModuleList(tuple(fact.items)) if type(fact) is SequenceFact else UNHANDLED
+            fact = interp.eval(value)
+            if type(fact) is python_values.GrowingList:  # a copy: later appends to the list are not its
+                return python_values.GrowingList(len(self.loop_counts), list(fact.runs), fact.unknown)
+            return ModuleList(tuple(fact.items)) if type(fact) is SequenceFact else python_values.list_value(fact)
         if last == "ModuleDict":
             value = args.get(0, "modules")
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
@@ -158,6 +229,13 @@ class ModelRun:
                 return ModuleDict(tuple(items))
             return UNHANDLED
         if last == "Sequential":
+            if args.starred and len(args.positional) == 1:  # nn.Sequential(*blocks)
+                listed = python_values.list_value(interp.eval(args.positional[0]))
+                return None if listed is None else Sequential(listed.items, listed.count)
+            if args.starred:
+                for value in args.positional:
+                    interp.eval(value)
+                return None
             return Sequential(tuple(interp.eval(value) for value in args.positional))
         if last == "Embedding":
             dim_node = args.get(1, "embedding_dim")
@@ -170,18 +248,25 @@ class ModelRun:
             self.add(Visit(self.paths[id(module)]))
 
     def call_linear(self, interp, node, module, args):
+        """A linear or convolution module: its input evaluated first (its own sites stay with the
+        caller), then the site recorded in the module's path; the weight is a parameter."""
+        x = interp.eval(args.get(0, "input"))
+        for value in [*args.positional[1:], *args.keywords.values()]:
+            interp.eval(value)
         before = len(self.entries)
         outer = self.module
         self.module = self.paths.get(id(module), outer)
         if id(module) in self.paths:
             self.add(Visit(self.module))
+        interp.env[_CARRIED] = x
         try:
-            out = call_sites.record_linear_module(interp, node, module, args)
+            out = calls.call_module(interp, node, module, CallArgs([cst.Name(_CARRIED)], {}, False))
         finally:
             self.module = outer
+            interp.env.pop(_CARRIED, None)
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
-            entry.grads = (entry.grads[0], self.mode == "training")  # the weight is a parameter
+            entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
         self.mark(out)
         return out
 
@@ -196,24 +281,51 @@ class ModelRun:
         return out
 
     def call_sequential(self, interp, node, sequential: Sequential, args):
-        """`self.net(x)`: each item applied in turn; an item's site is placed at the call."""
+        """`self.net(x)`: each item applied in turn; an item's site is placed at the call. A repeated
+        item (`nn.Sequential(*[Block() for _ in range(n)])`) runs n times, its first run apart in
+        training when it makes the carried tensor need a gradient (as a loop over a ModuleList)."""
         self.visit(sequential)
         fact = interp.eval(args.get(0))
+        if sequential.count is not None:
+            item = sequential.items[0]
+            first = Repeat(sequential.count, [])
+            with self.collecting(first.entries):
+                out = self.apply_module(interp, node, item, fact)
+            if self.mode == "training" and self.needs_grad(out) != self.needs_grad(fact):
+                first.count = Const(1)
+                rest = Repeat(simplify_dim(BinOp("-", sequential.count, Const(1))), [])
+                self.add(first)
+                with self.collecting(rest.entries):
+                    out = self.apply_module(interp, node, item, out)
+                first = rest
+            self.add(first)
+            return out
         for module in sequential.items:
-            fact = self._apply(interp, node, module, fact)
+            fact = self.apply_module(interp, node, module, fact)
         return fact
 
-    def _apply(self, interp, node, module, fact):
+    def apply_layer(self, interp, node, layer, fact):
+        """An einops layer applied to `fact`."""
+        self.visit(layer)
+        out = library_layers.apply_einops_layer(layer, fact)
+        if self.needs_grad(fact):
+            self.mark(out)
+        return out
+
+    def apply_module(self, interp, node, module, fact):
+        """`module(fact)` for a module value of any kind (an item of a Sequential, a side of a choice)."""
         interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
         carried = CallArgs([cst.Name(_CARRIED)], {}, False)
         try:
-            if type(module) is ModuleFact and module.kind == "linear":
+            if type(module) is ModuleFact and module.kind in ("linear", "conv"):
                 return self.call_linear(interp, node, module, carried)
             if type(module) is Embedding:
                 self.visit(module)
                 return self.call_embedding(interp, carried, module)
             if type(module) is Sequential:
                 return self.call_sequential(interp, node, module, carried)
+            if type(module) is library_layers.EinopsLayer:
+                return self.apply_layer(interp, node, module, fact)
             if type(module) is SelfFact and self.instance(module) is not None:
                 return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
             if type(module) is ModuleFact and module.kind == "preserve":
@@ -221,7 +333,7 @@ class ModelRun:
                 if type(fact) is not TensorFact:
                     return None
                 out = fact.with_shape(fact.shape)
-                if self.needs_grad(fact):
+                if self.needs_grad(fact) or self.has_parameters(module):
                     self.mark(out)
                 return out
             return None
@@ -230,9 +342,7 @@ class ModelRun:
 
     # -- calls -------------------------------------------------------------------------------------
     def _evaluate_args(self, interp, args):
-        positional = [interp.eval(value) for value in args.positional]
-        keywords = {name: interp.eval(value) for name, value in args.keywords.items()}
-        return positional, keywords
+        return call_binding.evaluate_arguments(interp, args)
 
     def call_instance(self, interp, node, self_fact, args):
         positional, keywords = self._evaluate_args(interp, args)
@@ -245,22 +355,34 @@ class ModelRun:
         positional, keywords = self._evaluate_args(interp, args)
         return self._invoke(function, positional, keywords, node)
 
+    def call_torch_function(self, interp, node, function, args):
+        return call_binding.call_torch_function(interp, node, function.name, args)
+
     def construct(self, interp, node, class_ref, args):
         positional, keywords = self._evaluate_args(interp, args)
+        record = construct_record(self, interp, class_ref, positional, keywords)
+        if record is not None:
+            return record
         return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
 
     def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
         self_fact = SelfFact({})
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
-        init = _method(cls, "__init__")
-        if init is not None:
+        found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        if found is not None:
+            init_source, init = found
             self.building += 1
+            calls, self.build_calls = self.build_calls, 0
             try:
                 with self.collecting([]):  # building costs nothing we count
-                    self._run_function(source, init, self_fact, positional, keywords, read_missing_as_dims)
+                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
             finally:
                 self.building -= 1
+                self.build_calls = calls
+            for name, value in list(self_fact.attributes.items()):
+                if type(value) is python_values.GrowingList:  # built: its appends are done
+                    self_fact.attributes[name] = value.as_module_list()
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node):
@@ -276,17 +398,22 @@ class ModelRun:
         if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
             self.problems.append((function.node.name.value, "recursive call: not followed"))
             return None
+        if self.building and self.build_calls >= MAX_BUILD_CALL_DEPTH:
+            return None  # bounded work: a constructor's helpers are followed two calls deep
         module = self.module
         entries: list = []
-        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward":
+        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
+                and _own_forward(self, bound, function):
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
         self.active.append(id(function.node))
+        self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False)
         finally:
             self.active.pop()
+            self.build_calls -= 1 if self.building else 0
             self.module = module
         self.memo[key] = (result, entries)
         self.entries.extend(entries)
@@ -295,21 +422,31 @@ class ModelRun:
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims):
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
         flow = ModelFlow(source.ctx, env, run=self, source=source)
-        if isinstance(node.body, cst.IndentedBlock):
-            flow.run(node.body.body)
-        else:
-            for small in node.body.body:
-                flow.small_statement(small, None)
+        self.frames.append((node, self_fact))  # what `super()` means inside
+        try:
+            if isinstance(node.body, cst.IndentedBlock):
+                flow.run(node.body.body)
+            else:
+                for small in node.body.body:
+                    flow.small_statement(small, None)
+        finally:
+            self.frames.pop()
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
-        first = returns[0]
-        return first if all(r is first or r == first for r in returns) else None
+        result = returns[0]
+        for other in returns[1:]:  # an undecided branch returns on one side: what both agree on
+            result = result if other is result else merge_facts(result, other, self.sizes)
+        if any(self.needs_grad(r) for r in returns):
+            self.mark(result)
+        return result
 
     def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims) -> dict:
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         env: dict = {}
+        if is_static(node):
+            self_fact = None  # a @staticmethod read through `self` binds nothing to its first parameter
         if self_fact is not None and ordered:
             env[ordered[0].name.value] = self_fact
             ordered = ordered[1:]
@@ -329,8 +466,17 @@ class ModelRun:
                 env[name] = DimFact(Sym(name))  # a constructor parameter without default: the dim of its name
             else:
                 env[name] = None
+            if env.get(name) is None and _annotated_float(param):
+                env[name] = ScalarFact()  # `drop_prob: float`: a number, whatever its value
+            if param.annotation is not None and _shape_unknown(env.get(name)):
+                declared = _declared_tensor(source.ctx, param.annotation.annotation)
+                if declared is not None:  # `q: Float[Tensor, "batch pos head d_head"]`: the contract
+                    if self.needs_grad(env.get(name)):
+                        self.mark(declared)
+                    env[name] = declared
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))
+        call_binding.bind_extra_keywords(env, params, keywords)
         return env
 
     # -- branches ----------------------------------------------------------------------------------
@@ -338,8 +484,33 @@ class ModelRun:
         return decide(self, interp, node)
 
 
+def _own_forward(run, bound, function) -> bool:
+    """The module's own forward starts a visit; `super().forward(x)` inside it does not."""
+    own = run.method_of(bound, "forward")
+    return own is None or own.node is function.node
+
+
 def _is_module(value) -> bool:
-    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact)
+    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, Embedding, ModuleFact,
+                           library_layers.EinopsLayer)
+
+
+def _parse_assignment(home, value):
+    """The LibCST node of a top-level assignment's value (an `ast` node of `home`), parsed from its
+    own lines; its positions join the file's context."""
+    lines = home.definitions.lines
+    try:
+        module = cst.parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    statement = module.body[0] if module.body else None
+    if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+        return None
+    home.ctx.add_piece(module, value.lineno - 1)
+    return small.value
 
 
 def _class_name(run, value) -> str:
@@ -350,6 +521,22 @@ def _class_name(run, value) -> str:
         return value.spec.label.rsplit(".", 1)[-1] if value.spec is not None and value.spec.label else \
             ("Linear" if value.kind == "linear" else "(shape-preserving)")
     return type(value).__name__
+
+
+def _shape_unknown(fact) -> bool:
+    return fact is None or type(fact) is TensorFact and fact.shape is None
+
+
+def _declared_tensor(ctx, annotation):
+    """The tensor a parameter's shape annotation declares (jaxtyping, torchtyping), or None."""
+    fact = single_fact(facts_from_annotation(annotation, ctx))
+    return fact if type(fact) is TensorFact and fact.shape is not None else None
+
+
+def _annotated_float(param) -> bool:
+    annotation = param.annotation
+    return annotation is not None and isinstance(annotation.annotation, cst.Name) \
+        and annotation.annotation.value == "float"
 
 
 def _method(cls: cst.ClassDef, name: str):

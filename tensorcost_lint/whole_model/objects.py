@@ -48,6 +48,7 @@ class ModuleDict:
 @dataclass(frozen=True)
 class Sequential:
     items: tuple
+    count: object = None  # DimExpr: `items` is one module repeated (`nn.Sequential(*[Block() for ...])`)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,18 @@
-"""The files of a whole-model run: each parsed once, with its settings and top-level definitions,
-and the names a file imports from other files of the tree (relative and absolute imports)."""
+"""The files of a whole-model run: each read once with the stdlib parser (settings, imports,
+constants, where each top-level definition lies), and each top-level definition parsed by LibCST
+only when the run first reaches it — a model touches a few definitions of files such as
+transformers' `modeling_utils.py` (5,000 lines, 1.6 s to parse whole)."""
 
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from shape_annotations import merge_dim_bindings
 
@@ -15,8 +20,10 @@ from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
+from .inheritance import last_method
 
 MAX_SOURCE_BYTES = 4 * 2**20
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
 MAX_FILES = 2000
 
 
@@ -25,12 +32,94 @@ class SourceError(Exception):
 
 
 @dataclass
+class TreeFileContext(UnitContext):
+    """One file's context in a whole-model run: its nodes come from several separately parsed
+    definitions, each with its own lines; a position is looked up in the definition holding it."""
+
+    pieces: list = field(default_factory=list)  # [module, line_offset, positions or None]
+
+    def add_piece(self, module: cst.Module, line_offset: int) -> None:
+        self.pieces.append([module, line_offset, None])
+
+    def position(self, node) -> tuple[int, int, int, int]:
+        node = self.stand_ins.get(node, node)
+        for piece in sorted(self.pieces, key=lambda p: p[2] is None):  # resolved pieces first
+            if piece[2] is None:
+                piece[2] = MetadataWrapper(piece[0], unsafe_skip_copy=True).resolve(PositionProvider)
+            code_range = piece[2].get(node)
+            if code_range is not None:
+                return (code_range.start.line + piece[1], code_range.start.column + 1,
+                        code_range.end.line + piece[1], code_range.end.column + 1)
+        raise KeyError(node)
+
+
+class LazyDefinitions(Mapping):
+    """top-level name -> cst.ClassDef | cst.FunctionDef, parsed on first access."""
+
+    def __init__(self, lines: list, spans: dict, ctx: TreeFileContext, classes: dict | None = None) -> None:
+        self.classes = classes if classes is not None else {}  # name -> ast.ClassDef
+        self.lines = lines
+        self.spans = spans  # name -> (first line, last line), decorators included
+        self.ctx = ctx
+        self.parsed: dict = {}
+
+    def __getitem__(self, name: str):
+        if name in self.parsed:
+            return self.parsed[name]
+        first, last = self.spans[name]  # KeyError for a name that is not defined here
+        try:
+            module = cst.parse_module("".join(self.lines[first - 1:last]))
+        except (cst.ParserSyntaxError, RecursionError) as error:
+            raise SourceError(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
+                              f"{str(error).splitlines()[0][:200]}") from None
+        definition = next(s for s in module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)))
+        self.ctx.add_piece(module, first - 1)
+        self.parsed[name] = definition
+        return definition
+
+    def method(self, class_name: str, name: str):
+        """One method of a top-level class, parsed alone (inside a one-line class header, so its
+        columns stay those of the file): the last definition of `name`, as Python binds it."""
+        key = (class_name, name)
+        if key in self.parsed:
+            return self.parsed[key]
+        if class_name in self.parsed:
+            found = last_method(self.parsed[class_name], name)
+            self.parsed[key] = found
+            return found
+        found = None
+        for statement in self.classes[class_name].body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
+                found = statement
+        if found is None or found.col_offset != 4:
+            return None
+        first = min([found.lineno] + [d.lineno for d in found.decorator_list])
+        text = "class _:\n" + "".join(self.lines[first - 1:found.end_lineno])
+        try:
+            module = cst.parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError):
+            return None
+        method = next(s for s in module.body[0].body.body if isinstance(s, cst.FunctionDef))
+        self.ctx.add_piece(module, first - 2)
+        self.parsed[key] = method
+        return method
+
+    def __iter__(self):
+        return iter(self.spans)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+
+@dataclass
 class SourceFile:
     path: Path
     ctx: UnitContext
-    definitions: dict  # top-level name -> cst.ClassDef | cst.FunctionDef
+    definitions: Mapping  # top-level name -> cst.ClassDef | cst.FunctionDef (LazyDefinitions)
     from_imports: dict = field(default_factory=dict)  # local name -> (level, module, name)
     constants: dict = field(default_factory=dict)  # top-level `NAME = 3` -> int
+    values: dict = field(default_factory=dict)  # top-level `NAME = Call(...)` / `NAME = {...}` -> ast value
+    classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
 
 
 class SourceTree:
@@ -56,10 +145,9 @@ class SourceTree:
         try:
             text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
             tree = ast.parse(text)
-            module = cst.parse_module(text)
         except FileNotFoundError:
             raise SourceError(f"{path}: file not found") from None
-        except (OSError, UnicodeDecodeError, SyntaxError, cst.ParserSyntaxError, RecursionError) as error:
+        except (OSError, UnicodeDecodeError, SyntaxError, RecursionError) as error:
             raise SourceError(f"{path}: cannot be analysed: {str(error).splitlines()[0][:200]}") from None
         imports = import_table_from_ast(tree)
         sizes = merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()), self.cli_dims)
@@ -67,10 +155,14 @@ class SourceTree:
             path=str(path), imports=imports, sizes=sizes, default_dtype=self.config.default_dtype,
             strict_broadcast=self.config.broadcast_policy == "strict", sequence_dims=tuple(self.config.sequence_dims),
             flags=read_flags(tree, imports, text), primary_framework=_primary_framework(imports))
-        source = SourceFile(path, UnitContext(settings, self.recorder, module), {})
-        for statement in module.body:
-            if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-                source.definitions[statement.name.value] = statement
+        ctx = TreeFileContext(settings, self.recorder, cst.Module([]))
+        spans = {}
+        for statement in tree.body:
+            if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
+                spans[statement.name] = (first, statement.end_lineno)
+        source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
+        source.definitions.classes = source.classes
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
@@ -79,6 +171,12 @@ class SourceTree:
                     and isinstance(statement.targets[0], ast.Name) \
                     and type(getattr(statement.value, "value", None)) is int:
                 source.constants[statement.targets[0].id] = statement.value.value
+            elif isinstance(statement, ast.ClassDef):
+                source.classes[statement.name] = statement
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and isinstance(statement.value, (ast.Call, ast.Dict)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    source.values[targets[0].id] = statement.value
         self.files[path] = source
         return source
 
@@ -91,8 +189,8 @@ class SourceTree:
             for _ in range(level - 1):
                 base = base.parent
             bases = [base]
-        else:
-            bases = [importer.parent, self.root, *self.root.parents][:8]
+        else:  # `from pkg.module import x`: pkg beside the importer, above it (its own package), or at the root
+            bases = list(dict.fromkeys([*list(importer.parents)[:6], self.root, *list(self.root.parents)[:3]]))
         for base in bases:
             candidate = base.joinpath(*parts) if parts else base
             for file in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):
@@ -116,3 +214,38 @@ class SourceTree:
         except SourceError:
             return None
         return self.definition(target, original, depth + 1)
+
+    def global_value(self, source: SourceFile, name: str, depth: int = 0):
+        """(file, ast value) of a top-level `name = Call(...)` or `name = {...}` that `name` means in
+        `source`: its own, or one it imports from the tree."""
+        if name in source.values:
+            return source, source.values[name]
+        imported = source.from_imports.get(name)
+        if imported is None or depth > 8 or name in source.definitions:
+            return None
+        level, module, original = imported
+        file = self.module_file(source.path, level, module)
+        if file is None:
+            return None
+        try:
+            target = self.load(file)
+        except SourceError:
+            return None
+        return self.global_value(target, original, depth + 1)
+
+    def class_ast(self, source: SourceFile, name: str, depth: int = 0):
+        """(file, ast.ClassDef) of the class `name` means in `source`."""
+        if name in source.classes:
+            return source, source.classes[name]
+        imported = source.from_imports.get(name)
+        if imported is None or depth > 8:
+            return None
+        level, module, original = imported
+        file = self.module_file(source.path, level, module)
+        if file is None:
+            return None
+        try:
+            target = self.load(file)
+        except SourceError:
+            return None
+        return self.class_ast(target, original, depth + 1)

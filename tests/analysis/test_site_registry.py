@@ -90,6 +90,22 @@ ROWS = {
         "        self.proj = torch.nn.LazyLinear(5)\n\n"
         f"    def forward(self, {X}):\n        return self.proj(x)\n",
         counted(lambda: torch.nn.functional.linear(_meta(2, 3, 4), _meta(5, 4)))),
+    "torch.nn.Conv1d": Row(
+        TORCH + "class Mix(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = torch.nn.Conv1d(4, 5, 3, padding=1)\n\n"
+        '    def forward(self, x: Float[Tensor, "b d n"]):\n        return self.conv(x)\n',
+        counted(lambda: torch.nn.functional.conv1d(_meta(2, 4, 6), _meta(5, 4, 3), padding=1))),
+    "torch.nn.Conv2d": Row(
+        TORCH + "class Patchify(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.proj = torch.nn.Conv2d(3, 5, kernel_size=2, stride=2)\n\n"
+        '    def forward(self, x: Float[Tensor, "b 3 d n"]):\n        return self.proj(x)\n',
+        counted(lambda: torch.nn.functional.conv2d(_meta(2, 3, 4, 6), _meta(5, 3, 2, 2), stride=2))),
+    "torch.nn.Conv3d": Row(
+        TORCH + "class Video(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = torch.nn.Conv3d(3, 4, (1, 2, 3), stride=(1, 2, 1), dilation=(2, 1, 1))\n\n"
+        '    def forward(self, x: Float[Tensor, "b 3 s d n"]):\n        return self.conv(x)\n',
+        counted(lambda: torch.nn.functional.conv3d(_meta(2, 3, 3, 4, 6), _meta(4, 3, 1, 2, 3), stride=(1, 2, 1),
+                                                   dilation=(2, 1, 1)))),
     "numpy.matmul": Row(NUMPY + "def f():\n    a = np.zeros((3, 4))\n    return np.matmul(a, np.zeros((4, 5)))\n",
                         einsum_cost("ij,jk->ik", (3, 4), (4, 5))),
     "numpy.dot": Row(NUMPY + "def f():\n    a = np.zeros((2, 3, 4))\n    return np.dot(a, np.zeros((6, 4, 5)))\n",

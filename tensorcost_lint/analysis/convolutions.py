@@ -1,0 +1,93 @@
+"""`nn.Conv1d/2d/3d` modules: their hyper-parameters as dims, and the output shape torch documents.
+
+A convolution is costed as its im2col contraction (site_registry: `ncyxij,ocij->noyx` for 2-D): the
+input viewed as [N, C, *output spatial, *kernel] against the weight [O, C, *kernel]. Its FLOPs are
+exactly what FlopCounterMode counts (2 * N * O * C * prod(kernel) * prod(output spatial)); its
+traffic reads that unfolded view, which equals the input for non-overlapping patch convolutions
+(kernel == stride, no padding) and is an upper bound otherwise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, simplify_dim
+
+from .facts import DTypeFact, ModuleFact, SequenceFact, StringFact
+from .literals import int_value
+
+RANKS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
+_HYPER = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
+          "padding_mode", "device", "dtype")
+
+
+@dataclass(frozen=True, slots=True)
+class ConvOptions:
+    """Per spatial axis (None: not readable, e.g. `padding="same"`)."""
+
+    kernel: tuple | None
+    stride: tuple | None
+    padding: tuple | None
+    dilation: tuple | None
+    groups: object  # DimExpr or None
+
+
+def _per_axis(interp, node, rank: int, default: int):
+    if node is None:
+        return (Const(default),) * rank
+    value = int_value(node)
+    if value is not None:
+        return (Const(value),) * rank if value >= 0 else None
+    fact = interp.eval(node)
+    if type(fact) is SequenceFact and len(fact.items) == rank:
+        dims = [getattr(item, "dim", None) for item in fact.items]
+        return None if None in dims else tuple(dims)
+    if type(fact) is StringFact:
+        return None  # "same" / "valid"
+    dim = interp.dim_of(node)
+    return None if dim is None else (dim,) * rank
+
+
+def conv_module(interp, name: str, spec, args) -> ModuleFact:
+    rank = RANKS[name.rsplit(".", 1)[-1]]
+    for key, value in args.keywords.items():
+        if key not in _HYPER:
+            interp.eval(value)
+    dtype_node = args.keywords.get("dtype")
+    dtype_fact = interp.eval(dtype_node) if dtype_node is not None else None
+    groups = args.get(6, "groups")
+    options = ConvOptions(
+        _per_axis(interp, args.get(2, "kernel_size"), rank, 1), _per_axis(interp, args.get(3, "stride"), rank, 1),
+        _per_axis(interp, args.get(4, "padding"), rank, 0), _per_axis(interp, args.get(5, "dilation"), rank, 1),
+        Const(1) if groups is None else interp.dim_of(groups))
+    return ModuleFact("conv", interp.dim_of(args.get(0, "in_channels")), interp.dim_of(args.get(1, "out_channels")),
+                      dtype_fact.dtype if type(dtype_fact) is DTypeFact else None, spec, options)
+
+
+def output_spatial(options: ConvOptions, spatial, sizes) -> tuple | None:
+    """Each output size floor((L + 2p - d(k-1) - 1) / s) + 1, as torch documents it: a number when
+    the sizes are declared (torch floors; our `//` is exact division), else the expression."""
+    if None in (options.kernel, options.stride, options.padding, options.dilation):
+        return None
+    sizes_out = []
+    for size, k, s, p, d in zip(spatial, options.kernel, options.stride, options.padding, options.dilation):
+        numbers = [_size(dim, sizes) for dim in (size, k, s, p, d)]
+        if None not in numbers:
+            length, kernel, stride, padding, dilation = numbers
+            out = (length + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1 if stride > 0 else 0
+            if out < 1:
+                return None
+            sizes_out.append(Const(out))
+        elif k == s and p == Const(0) and d == Const(1):
+            sizes_out.append(simplify_dim(BinOp("//", size, k)))  # patches: (L - k) // k + 1 is L // k
+        else:
+            span = BinOp("-", BinOp("-", BinOp("+", size, BinOp("*", Const(2), p)),
+                                    BinOp("*", d, BinOp("-", k, Const(1)))), Const(1))
+            sizes_out.append(simplify_dim(BinOp("+", BinOp("//", span, s), Const(1))))
+    return tuple(sizes_out)
+
+
+def _size(dim, sizes):
+    try:
+        return evaluate_dim(dim, sizes)
+    except ShapeError:
+        return None

@@ -1,0 +1,56 @@
+"""Arguments of calls the whole-model run follows: `*args` and `**kwargs` spliced when their
+values are known, extra keywords bound to a callee's `**kwargs`, and torch functions called
+through a variable (`self.act = nn.functional.gelu`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis import call_sites, tensor_functions
+from ..analysis.arguments import CallArgs
+from ..analysis.facts import SequenceFact
+from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
+from .library_objects import MappingFact
+
+UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
+
+
+def evaluate_arguments(interp, args: CallArgs):
+    """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
+    known mapping adds its items; an unknown `**kw` adds nothing (a keyword it might carry is
+    unknown to the callee anyway: its parameter takes its default)."""
+    positional, keywords = [], {}
+    for value in args.positional:
+        star = args.stars.get(id(value))
+        fact = interp.eval(value)
+        if star == "**":
+            if type(fact) is MappingFact:
+                keywords.update(fact.items)
+            continue
+        if star == "*" and type(fact) is SequenceFact:
+            positional.extend(fact.items)
+        else:
+            positional.append(fact)  # an unknown `*seq`: one unknown argument
+    for name, value in args.keywords.items():
+        keywords[name] = interp.eval(value)
+    return positional, keywords
+
+
+def bind_extra_keywords(env: dict, params: cst.Parameters, keywords: dict) -> None:
+    """`**kwargs` receives the keywords no parameter takes, as a known mapping."""
+    if not isinstance(params.star_kwarg, cst.Param):
+        return
+    named = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+    env[params.star_kwarg.name.value] = MappingFact(tuple((k, v) for k, v in keywords.items() if k not in named))
+
+
+def call_torch_function(interp, node: cst.Call, name: str, args: CallArgs):
+    """A torch function held in a variable, called: the site or transfer its name has."""
+    if name in SITE_FUNCTIONS:
+        return call_sites.record_function_site(interp, node, name, args)
+    transfer = tensor_functions.FUNCTIONS.get(name)
+    if transfer is not None:
+        return transfer(interp, args)
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return None

@@ -1,0 +1,78 @@
+"""Methods found through a class's bases in the analysed tree (an inherited `forward`, a helper of
+a base class) and `super().method(...)`: depth-first, first base first, as Python's method
+resolution order reads single and simple multiple inheritance.
+
+The chain is walked on the stdlib trees; only the method found is parsed by LibCST (library base
+classes such as transformers' `PreTrainedModel` run to thousands of lines)."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+MAX_BASES = 32
+
+
+def last_method(cls: cst.ClassDef, name: str):
+    """The method as Python binds it: the last definition (`@overload` stubs come first)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return found[-1] if found else None
+
+
+def _chain(run, source, name: str) -> list:
+    """(file, ast.ClassDef) of the class `name` means in `source` and its bases, in lookup order."""
+    chain, pending, seen = [], [(source, name)], set()
+    while pending and len(chain) < MAX_BASES:
+        home, class_name = pending.pop(0)
+        found = run.tree.class_ast(home, class_name)
+        if found is None or id(found[1]) in seen:
+            continue
+        seen.add(id(found[1]))
+        chain.append(found)
+        class_source, node = found
+        pending[:0] = [(class_source, base.id) for base in node.bases if isinstance(base, ast.Name)]
+    return chain
+
+
+def _defines(node: ast.ClassDef, name: str) -> bool:
+    return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in node.body)
+
+
+def find_method(run, source, cls, name: str, after=None):
+    """(file, cst.FunctionDef) of `name` as the class `cls` (a cst.ClassDef of `source`) resolves
+    it; with `after` (an ast.ClassDef), only classes after it in the chain (`super()`)."""
+    _method = last_method
+    chain = _chain(run, source, cls.name.value)
+    if not chain or chain[0][0] is not source:
+        own = _method(cls, name)  # a class the top level does not define: its own body only
+        return (source, own) if own is not None and after is None else None
+    start = 0
+    if after is not None:
+        positions = [i for i, (_, node) in enumerate(chain) if node is after]
+        if not positions:
+            return None
+        start = positions[0] + 1
+    for index in range(start, len(chain)):
+        home, node = chain[index]
+        if not _defines(node, name):
+            continue
+        method = _method(cls, name) if index == 0 else home.definitions.method(node.name, name)
+        if method is None:
+            return None
+        run.method_owner[id(method)] = node
+        return home, method
+    return None
+
+
+def owner_of(run, instance, method):
+    """The ast.ClassDef defining `method` (a method of the instance's own class when not recorded)."""
+    _method = last_method
+    owner = run.method_owner.get(id(method))
+    if owner is not None:
+        return owner
+    if _method(instance.cls, method.name.value) is method:
+        found = run.tree.class_ast(instance.source, instance.class_name)
+        return found[1] if found is not None else None
+    return None

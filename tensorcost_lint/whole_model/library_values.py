@@ -1,0 +1,263 @@
+"""Reading library-style values in a whole-model run: `config.x` from the entry's `dims_from`
+JSON, `getattr(obj, "x", default)`, `isinstance` of known values, and output records (HF
+`ModelOutput` dataclasses) built, read by attribute and indexed."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import Const, Sym
+
+from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from .library_objects import IntFact, MappingFact, RecordFact
+from .objects import NONE, BoolFact, ClassRef
+
+_MISSING = object()
+
+
+def json_fact(name: str, value, sizes):
+    """The fact of one config.json value; integers are dims of their field's name."""
+    if value is None:
+        return NONE
+    if type(value) is bool:
+        return BoolFact(value)
+    if type(value) is int:
+        if value >= 1 and sizes.get(name) == value:
+            return DimFact(Sym(name))
+        return IntFact(value) if value <= 0 else DimFact(Const(value))
+    if type(value) is float:
+        return ScalarFact()
+    if type(value) is str:
+        return StringFact(value)
+    if type(value) is dict:
+        return MappingFact(tuple((key, json_fact(key, item, {})) for key, item in value.items()
+                                 if isinstance(key, str)))
+    return None
+
+
+def config_class_values(tree, source) -> tuple[dict, dict]:
+    """(attribute_map, class-level defaults) of the config classes a file imports (`from
+    .configuration_gpt2 import GPT2Config`) and their bases: GPT-2's `config.hidden_size` is its
+    `n_embd`; a field config.json leaves out (`chunk_size_feed_forward: int = 0` in
+    `PreTrainedConfig`) has its class default."""
+    import ast
+
+    aliases, defaults = {}, {}
+    pending = [(source, name) for name in source.from_imports if name.endswith("Config")]
+    seen = set()
+    while pending and len(seen) < 32:
+        home, name = pending.pop(0)
+        found = tree.class_ast(home, name)
+        if found is None or id(found[1]) in seen:
+            continue
+        seen.add(id(found[1]))
+        class_source, cls = found
+        pending.extend((class_source, base.id) for base in cls.bases
+                       if isinstance(base, ast.Name) and base.id.endswith("Config"))
+        for statement in cls.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id == "attribute_map" for t in statement.targets):
+                for key, value in zip(statement.value.keys, statement.value.values):
+                    if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) \
+                            and isinstance(key.value, str) and isinstance(value.value, str):
+                        aliases.setdefault(key.value, value.value)
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                    and isinstance(statement.value, ast.Constant):
+                defaults.setdefault(statement.target.id, statement.value.value)
+    return aliases, defaults
+
+
+def config_attribute(run, name: str, default=_MISSING):
+    """`config.name`: the config.json value; a field the file does not hold is the dim of its name
+    (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
+    values = run.config_values
+    if name not in values:
+        name = run.config_names.get(name, name)
+    if name in values:
+        return json_fact(name, values[name], run.sizes)
+    if name in run.config_defaults and values:
+        return json_fact(name, run.config_defaults[name], run.sizes)
+    if default is not _MISSING and values:
+        return default
+    return DimFact(Sym(name))
+
+
+def getattr_call(run, interp, args):
+    """`getattr(obj, "name", default)` with a literal name."""
+    if len(args.positional) not in (2, 3) or args.keywords or args.starred:
+        return None
+    owner = interp.eval(args.positional[0])
+    name = interp.eval(args.positional[1])
+    has_default = len(args.positional) == 3
+    if type(name) is not StringFact:
+        if has_default:
+            interp.eval(args.positional[2])
+        return None
+    if owner is CONFIG:
+        field = name.value if name.value in run.config_values else run.config_names.get(name.value, name.value)
+        if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values:
+            return interp.eval(args.positional[2])
+        if has_default:
+            interp.walk(args.positional[2])
+        return config_attribute(run, name.value)
+    if type(owner) is SelfFact and name.value in owner.attributes:
+        if has_default:
+            interp.walk(args.positional[2])
+        return owner.attributes[name.value]
+    if type(owner) is RecordFact:
+        found = owner.attribute(name.value)
+        return found if found is not None or not has_default else interp.eval(args.positional[2])
+    if has_default:
+        interp.eval(args.positional[2])
+    return None
+
+
+_TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
+
+
+def isinstance_decision(interp, args):
+    """True/False for `isinstance(x, T)` when x's kind is known, else None."""
+    if len(args.positional) != 2:
+        return None
+    value = interp.eval(args.positional[0])
+    types = args.positional[1]
+    nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+    names = [interp.ctx.settings.imports.resolve(n) or (n.value if isinstance(n, cst.Name) else None) for n in nodes]
+    if value is NONE:
+        return False if all(n is not None and n not in ("NoneType", "type(None)") for n in names) else None
+    if type(value) is TensorFact:
+        if any(n in _TENSOR_TYPES for n in names):
+            return True
+        return False if all(n in ("int", "float", "bool", "str", "tuple", "list", "dict") for n in names) else None
+    if type(value) is IntFact:
+        return True if "int" in names else (False if all(n in _TENSOR_TYPES for n in names) else None)
+    if type(value) in (DimFact, ScalarFact, BoolFact, StringFact):
+        if all(n in _TENSOR_TYPES for n in names):
+            return False
+        if type(value) is DimFact and "int" in names:
+            return True
+        if type(value) is DimFact and all(n in ("tuple", "list", "dict", "str", "float") for n in names):
+            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`
+        if type(value) is StringFact:
+            return "str" in names
+    return None
+
+
+# -- output records ----------------------------------------------------------------------------------
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _is_dataclass(cls: cst.ClassDef) -> bool:
+    return any(_dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+               .rsplit(".", 1)[-1] == "dataclass" for d in cls.decorators)
+
+
+def _class_chain(run, class_ref: ClassRef, depth: int = 0):
+    """The class and its bases in the tree (first base first, depth-first), as (source, ClassDef)."""
+    chain = [(class_ref.source, class_ref.node)]
+    if depth > 8:
+        return chain
+    for base in class_ref.node.bases:
+        if isinstance(base.value, cst.Name):
+            found = run.tree.definition(class_ref.source, base.value.value)
+            if found is not None and isinstance(found[1], cst.ClassDef):
+                chain.extend(_class_chain(run, ClassRef(*found), depth + 1))
+    return chain
+
+
+def _base_names(run, class_ref: ClassRef) -> set:
+    names = set()
+    for _, cls in _class_chain(run, class_ref):
+        names.update(_dotted(b.value).rsplit(".", 1)[-1] for b in cls.bases)
+    return names
+
+
+def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
+    """A dataclass without `__init__` built from its fields, or None when `class_ref` is not one."""
+    if not _is_dataclass(class_ref.node):
+        return None
+    chain = _class_chain(run, class_ref)
+    if any(_has_init(cls) for _, cls in chain if _is_dataclass(cls)):
+        return None
+    fields: dict = {}
+    for source, cls in reversed(chain):
+        if not _is_dataclass(cls):
+            continue
+        for statement in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:  # not methods
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields[small.target.value] = small
+    values = []
+    for index, (name, statement) in enumerate(fields.items()):
+        if index < len(positional):
+            value = positional[index]
+        elif name in keywords:
+            value = keywords[name]
+        elif statement.value is not None:
+            value = _default(statement.value)
+        else:
+            value = None
+        values.append((name, value))
+    return RecordFact(class_ref.node.name.value, values, "ModelOutput" in _base_names(run, class_ref))
+
+
+def _has_init(cls: cst.ClassDef) -> bool:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body)
+
+
+def _default(node):
+    if isinstance(node, cst.Name) and node.value == "None":
+        return NONE
+    return None  # a default we do not read is unknown
+
+
+def record_item(record: RecordFact, key):
+    """`record["name"]` or `record[i]` (HF ModelOutput: the i-th field that is not None)."""
+    if type(key) is StringFact:
+        return record.attribute(key.value)
+    if not record.model_output:
+        return None
+    present = []
+    for _, value in record.fields:
+        if value is None:
+            return None if len(present) <= _int(key) else present[_int(key)]
+        if value is not NONE:
+            present.append(value)
+    index = _int(key)
+    return present[index] if index is not None and -len(present) <= index < len(present) else None
+
+
+def _int(key):
+    if type(key) is DimFact:
+        from shape_annotations import Const
+        return key.dim.value if type(key.dim) is Const else None
+    return key if type(key) is int else None
+
+
+def as_sequence(record: RecordFact):
+    """`record.to_tuple()` / `tuple(record)` for a ModelOutput whose fields are all known."""
+    if any(value is None for _, value in record.fields):
+        return None
+    return SequenceFact(tuple(value for _, value in record.fields if value is not NONE))
+
+
+def assumed_value(run, ctx, node):
+    """The value `assume` gives an expression (`self.config._attn_implementation: sdpa`), or None."""
+    text = " ".join(ctx.code(node).split())
+    if text not in run.assume:
+        return None
+    value = run.assume[text]
+    if type(value) is bool:
+        return BoolFact(value)
+    if type(value) is int:
+        return DimFact(Const(value)) if value >= 1 else IntFact(value)
+    return StringFact(value)
