@@ -101,9 +101,13 @@ class _Scan:
     linear_attributes: set = field(default_factory=set)
 
 
-def _scan(node, site_names=SITE_NAMES) -> _Scan:
+def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
+    """`until_candidate`: stop at the first proof of candidacy (the caller then reads nothing else;
+    in model code that is mostly a shape annotation in the signature, found in a few steps)."""
     scan = _Scan()
-    for inner in ast.walk(node):
+    for inner in _walk(node):
+        if until_candidate and scan.candidate:
+            return scan
         kind = type(inner)
         if kind is ast.Call:
             name = _call_name(inner)
@@ -132,6 +136,40 @@ def _scan(node, site_names=SITE_NAMES) -> _Scan:
     return scan
 
 
+def _walk(node):
+    """`ast.walk`'s nodes, breadth first, in its order (signatures and statements before the
+    expressions inside them), without its per-node generator."""
+    queue = [node]
+    fields = ast.iter_fields
+    for inner in queue:  # the list grows while it is read: a breadth-first queue
+        yield inner
+        for _, value in fields(inner):
+            if isinstance(value, ast.AST):
+                queue.append(value)
+            elif isinstance(value, list):
+                queue.extend(item for item in value if isinstance(item, ast.AST))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _linear_attributes(method) -> set:
+    """`_scan(method).linear_attributes` on the statements alone: an assignment is a statement, and
+    statements sit only in blocks, never inside an expression."""
+    found = set()
+    statements = [method]
+    for statement in statements:  # grows while read
+        if type(statement) is ast.Assign:
+            value = statement.value
+            if isinstance(value, ast.Call) and _call_name(value) in LINEAR_CLASSES:
+                found.update(t.attr for t in statement.targets if isinstance(t, ast.Attribute))
+        for name in _BLOCKS:
+            block = getattr(statement, name, None)
+            if block:
+                statements.extend(block)
+    return found
+
+
 class _Source:
     def __init__(self, lines: list[str], einops: bool) -> None:
         self.lines = lines
@@ -143,14 +181,14 @@ class _Source:
 
     def scan(self, node, self_calls: re.Pattern | None = None) -> _Scan | None:
         """None when the unit's text rules it out without walking its tree. `self_calls` matches
-        calls of the class's nn.Linear attributes, which are call sites too."""
+        calls of the class's nn.Linear attributes, which are call sites too. A candidate's scan stops
+        at the first proof, so its `self_calls` may be partial (nobody reads them)."""
         text = self.text(node)
         if not self.unit_text.search(text) and (self_calls is None or not self_calls.search(text)):
             return None
-        scan = _scan(node, self.site_names)
-        if not scan.candidate and "#" in text and SHAPE_COMMENT.search(text):
-            scan.candidate = True
-        return scan
+        if "#" in text and SHAPE_COMMENT.search(text):
+            return _Scan(candidate=True)  # a shape-like comment: a candidate without a walk
+        return _scan(node, self.site_names, until_candidate=True)
 
 
 def _is_alias(statement) -> bool:
@@ -199,7 +237,7 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
     linear = set()
     for method in methods:
         if "Linear" in source.text(method):
-            linear |= _scan(method).linear_attributes
+            linear |= _linear_attributes(method)
     self_calls = re.compile(r"\bself\.(?:" + "|".join(sorted(linear)) + r")\s*\(") if linear else None
     scans = {id(m): source.scan(m, self_calls) for m in methods}
     chosen = [m for m in methods if scans[id(m)] is not None
