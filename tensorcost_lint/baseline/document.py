@@ -8,9 +8,9 @@
 ```
 Counts are exact integers, the lower bound an exact decimal string (null without hardware
 evidence). Sites are sorted by identity and the JSON by key, so two runs write the same bytes.
-A later `models` section (whole-model totals, keyed by model name) is a new top-level key beside
-`sites`; `baseline_version` stays 1 and no existing field changes meaning. This version accepts
-such a section, checks it is a mapping, and does not compare it.
+A `models` section (whole-model totals and the sites reached from each model, keyed by model name:
+`model_document`) is a top-level key beside `sites`, written only when the config has `models:`;
+`baseline_version` stays 1 and no existing field changes meaning.
 
 Reading is bounded (size, nesting, every field typed): a file that is not a baseline is one
 ConfigError, never a traceback.
@@ -55,7 +55,7 @@ class Baseline:
     tool_version: str
     config_fingerprint: str
     sites: dict  # SiteKey -> SiteCosts
-    models: dict | None = None  # reserved (see the module docstring); not compared by this version
+    models: dict | None = None  # name -> model_document.ModelBaseline
 
 
 def cost_fingerprint(configs) -> str:
@@ -80,11 +80,15 @@ def encode(baseline: Baseline) -> bytes:
                       "traffic_bytes": costs.traffic_bytes, "lower_bound_seconds": None if bound is None else str(bound)})
     document = {"baseline_version": BASELINE_VERSION, "tool": "tensorcost", "tool_version": baseline.tool_version,
                 "config_fingerprint": baseline.config_fingerprint, "sites": sites}
+    if baseline.models:
+        from .model_document import encode_models
+
+        document["models"] = encode_models(baseline.models)
     return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def current(sites: dict, configs) -> Baseline:
-    return Baseline(__version__, cost_fingerprint(configs), sites)
+def current(sites: dict, configs, models: dict | None = None) -> Baseline:
+    return Baseline(__version__, cost_fingerprint(configs), sites, models or None)
 
 
 def load(path: str) -> Baseline:
@@ -107,8 +111,12 @@ def load(path: str) -> Baseline:
                                                     for k in ("tool_version", "config_fingerprint")):
         raise refuse("tool, tool_version and config_fingerprint must be short strings naming tensorcost")
     models = document.get("models")
-    if models is not None and not isinstance(models, dict):
-        raise refuse("models must be a mapping")
+    if models is not None:
+        if not isinstance(models, dict):
+            raise refuse("models must be a mapping")
+        from .model_document import decode_models
+
+        models = decode_models(models, refuse)
     if not isinstance(document["sites"], list):
         raise refuse("sites must be a list")
     sites = {}
