@@ -149,7 +149,12 @@ def _render(report, args, resolver, sources, comparison=None) -> str:
 
 def _model_cache(args):
     """Whole-model results are cached beside the per-file results (whole_model.model_cache)."""
-    return None
+    if getattr(args, "no_cache", False):
+        return None
+    from ..cache import ResultCache
+    from ..whole_model.model_cache import ModelCache
+
+    return ModelCache(ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default())
 
 
 def run(args) -> int:

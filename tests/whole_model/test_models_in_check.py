@@ -133,3 +133,35 @@ def test_the_flake8_plugin_runs_no_model(tmp_path):
     checker = TensorCostChecker(None, lines=lines, filename=str(project / "model.py"))
     found = [message for _, _, message, _ in checker.run()]
     assert not [m for m in found if m.startswith(("TCL503", "TCL402"))]  # the CLI gives both (tests above)
+
+
+def test_a_cached_check_reruns_a_model_when_a_file_it_reached_changes(tmp_path, monkeypatch):
+    from tensorcost_lint.whole_model import check_merge
+
+    runs = []
+    real = check_merge.run_model
+    monkeypatch.setattr(check_merge, "run_model", lambda entry, config: runs.append(entry.name) or real(entry, config))
+    project = make_project(tmp_path, "budgets: {intermediate_bytes: 16000}\n")
+    (project / "model.py").write_text(MODEL.replace("from torch.nn import functional as F\n",
+                                                    "from torch.nn import functional as F\n\nfrom .parts import MLP\n")
+                                      .split("class MLP", 1)[0] + "class Attention" + MODEL.split("class Attention", 1)[1])
+    (project / "__init__.py").write_text("")
+    parts = "import torch.nn as nn\nfrom torch.nn import functional as F\n\n\n" + "class MLP" + \
+        MODEL.split("class MLP", 1)[1].split("class Attention", 1)[0]
+    (project / "parts.py").write_text(parts)
+
+    def check():
+        ran = tensorcost_in(project, "check", "--cache-dir", str(tmp_path / "cache"), "--format", "json", "parts.py",
+                            "model.py")
+        return [(f["path"], f["line"], f["code"], f["message"].split(" = ")[1].split(" exceeds")[0])
+                for f in json.loads(ran.stdout)["findings"]]
+
+    first = check()
+    assert ("parts.py", 12, "TCL402", "16.4 kB") in first and runs == ["gpt"]
+    assert check() == first and runs == ["gpt"]  # nothing changed: served from the cache
+    (project / "parts.py").write_text(parts.replace("4 * config.n_embd", "8 * config.n_embd"))  # not the entry's file
+    assert ("parts.py", 12, "TCL402", "32.8 kB") in check() and runs == ["gpt", "gpt"]
+    cached = [p for p in (tmp_path / "cache").rglob("*.json")]
+    for path in cached:
+        path.write_text(path.read_text().replace('"executions":3', '"executions":"3"'))  # a planted entry
+    assert ("parts.py", 12, "TCL402", "32.8 kB") in check() and runs == ["gpt", "gpt", "gpt"]
