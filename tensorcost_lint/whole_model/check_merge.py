@@ -36,8 +36,16 @@ class ModelsInCheck:
     records: dict = field(default_factory=dict)  # result path -> [site record with "contexts"]
     notes: list = field(default_factory=list)  # budgets that could not be checked, failed runs
 
+    counts: list = field(default_factory=list)  # (ModelOutcome, contexts in the checked files)
+
     def summary_lines(self) -> list[str]:
-        return [f"models: note: {note}" for note in self.notes]
+        """One line per model (its total and how many site contexts it put in the report), then notes."""
+        from estimator.units import format_flops
+
+        lines = [f"models: `{outcome.name}` ({outcome.mode}): {format_flops(outcome.totals['flops'])} in total, "
+                 f"{count} site context(s) in the files checked" for outcome, count in self.counts
+                 if outcome.error is None]
+        return lines + [f"models: note: {note}" for note in self.notes]
 
 
 def configured_models(report, resolver) -> list:
@@ -92,10 +100,13 @@ def merge(report, resolver, outcomes: list) -> ModelsInCheck:
     by_real = {os.path.realpath(result.path): result for result in report.results}
     reached: dict = {}  # result path -> [ContextSite]
     for _, outcome in outcomes:
+        count = 0
         for site in outcome.sites:
             result = by_real.get(os.path.realpath(site.path))
             if result is not None:
                 reached.setdefault(result.path, []).append(site)
+                count += 1
+        merged.counts.append((outcome, count))
     added: dict = {}  # result path -> [Finding]
     for result in report.results:
         sites = reached.get(result.path)

@@ -147,7 +147,9 @@ def run_model(entry, config) -> ModelOutcome:
     """Analyse one configured model for `check`. A failure is kept as the outcome's error (check
     reports it), never raised."""
     outcome = ModelOutcome(entry.name, entry.entry, str(Path(entry.path).resolve()), entry.mode,
-                           definition_position(entry.path, entry.qualname), {}, dict(entry.budgets))
+                           definition_position(entry.path, entry.qualname), {},
+                           {key: str(value) if isinstance(value, Decimal) else value  # JSON-able, exact
+                            for key, value in entry.budgets.items()})
     try:
         result = analyse_model(entry, config, dict(config.cli_dims))
         sizes = {**entry.dims, **config.dims, **config.cli_dims}

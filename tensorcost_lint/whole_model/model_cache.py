@@ -75,7 +75,10 @@ class ModelCache:
         key = self._key(entry, config)
         document = {"format": FORMAT, "key": key, "outcome": _encode(outcome),
                     "depends": _dependencies(outcome.files)}
-        payload = json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        try:
+            payload = json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        except (TypeError, ValueError):
+            return  # not plain data: not cached (the run's result is used as it is)
         if len(payload) > MAX_ENTRY_BYTES:
             return
         target = self.cache._file(key)
@@ -119,7 +122,7 @@ def _decode(data) -> ModelOutcome:
         v is None or (_int(v) if k != "lower_bound_seconds" else isinstance(v, str) and len(v) < 100)
         for k, v in totals.items()))
     _require(isinstance(data["budgets"], dict)
-             and all(v is None or type(v) in (int, float) for v in data["budgets"].values()))
+             and all(v is None or type(v) in (int, str) for v in data["budgets"].values()))
     _require(isinstance(data["files"], list) and all(isinstance(p, str) and os.path.isabs(p) for p in data["files"]))
     sites = []
     for item in data["sites"]:

@@ -43,6 +43,7 @@ def test_text_output_and_noqa_and_ignores_apply_to_context_findings(tmp_path):
     project = make_project(tmp_path, "budgets: {intermediate_bytes: 16000}\n")
     ran = tensorcost_in(project, "check", "--no-cache", "model.py")
     assert ran.stdout.splitlines()[0].startswith("model.py:13:20: TCL402 materialized output [B=2, T=16, 4*n_embd=128]")
+    assert ran.stdout.splitlines()[-1] == "models: `gpt` (inference): 2.76 MFLOP in total, 7 site context(s) in the files checked"
     (project / "model.py").write_text(MODEL.replace("h = F.gelu(self.c_fc(x))", "h = F.gelu(self.c_fc(x))  # noqa: TCL402"))
     assert tensorcost_in(project, "check", "--no-cache", "model.py").returncode == 0
     (project / "model.py").write_text(MODEL)
@@ -104,12 +105,15 @@ def test_retained_bytes_budget_reads_the_totals_record(monkeypatch, tmp_path):
     monkeypatch.setattr(in_check, "model_json", with_retained)
     project = make_project(tmp_path)
     (project / "tensorcost.yaml").write_text((project / "tensorcost.yaml").read_text()
-                                              + "    budgets: {retained_bytes: 4096}\n")
+                                              + "    budgets: {retained_bytes: 4KiB, latency_seconds: 1.0}\n")
     ran = tensorcost_in(project, "check", "--no-cache", "model.py")
     assert ran.stdout.splitlines()[0] == (
         "model.py:56:5: TCL503 whole-model budget: model `gpt` (inference) is over models.gpt.budgets: "
         "peak retained bytes 5 kB > budgets.retained_bytes 4.1 kB; reduce the model's cost or raise the budget")
     assert "not checked" not in ran.stdout
+    cached = tensorcost_in(project, "check", "--cache-dir", str(tmp_path / "cache"), "model.py")
+    assert tensorcost_in(project, "check", "--cache-dir", str(tmp_path / "cache"), "model.py").stdout == cached.stdout
+    assert cached.stdout == ran.stdout
     fact, unchecked = over_budget("m", "training", {"flops": 10, "peak_retained_bytes": 10, "lower_bound_seconds": None},
                                   {"flops": 10, "retained_bytes": 9, "latency_seconds": 0.5})
     assert [(e.metric, e.value, e.budget) for e in fact.excesses] == [("retained_bytes", 10, 9)]
