@@ -198,7 +198,7 @@ def run(args) -> int:
 
         outcomes = run_models(report, resolver, _model_cache(args))
         if outcomes:
-            report.models = merge(report, resolver, outcomes)
+            report.models = merge(report, resolver, outcomes)  # never raises: a failed run is a note
     comparison = None
     if baseline is not None:
         from ..baseline.gate import gate

@@ -96,6 +96,13 @@ def _shape_key(record: dict) -> str:
 
 
 def merge(report, resolver, outcomes: list) -> ModelsInCheck:
+    try:
+        return _merge(report, resolver, outcomes)
+    except Exception as error:  # noqa: BLE001 - check never crashes on our account; the summary says why
+        return ModelsInCheck(notes=[f"the models' results could not be reported: {type(error).__name__}: {error}"])
+
+
+def _merge(report, resolver, outcomes: list) -> ModelsInCheck:
     merged = ModelsInCheck(outcomes)
     by_real = {os.path.realpath(result.path): result for result in report.results}
     reached: dict = {}  # result path -> [ContextSite]
