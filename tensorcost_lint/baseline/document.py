@@ -20,34 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from .. import __version__
 from ..bounded_read import read_capped
 from ..config.errors import ConfigError
-from .identity import SiteKey
+from .model_document import decode_models, encode_models
+from .site_entries import SiteCosts, _site  # noqa: F401 - SiteCosts is read from here too
 
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 2**20
-MAX_COUNT = 2**63 - 1
 _TOP_KEYS = {"baseline_version", "tool", "tool_version", "config_fingerprint", "sites"}
-_SITE_KEYS = {"path", "qualname", "expression", "occurrence", "flops", "output_bytes", "traffic_bytes",
-              "lower_bound_seconds"}
 METRICS = ("flops", "output_bytes", "traffic_bytes", "lower_bound_seconds")
-_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?(E[+-]?[0-9]+)?")
-
-
-@dataclass(frozen=True)
-class SiteCosts:
-    flops: int
-    output_bytes: int
-    traffic_bytes: int
-    lower_bound_seconds: Decimal | None
-
-    def value(self, metric: str):
-        return getattr(self, metric)
 
 
 @dataclass
@@ -81,8 +65,6 @@ def encode(baseline: Baseline) -> bytes:
     document = {"baseline_version": BASELINE_VERSION, "tool": "tensorcost", "tool_version": baseline.tool_version,
                 "config_fingerprint": baseline.config_fingerprint, "sites": sites}
     if baseline.models:
-        from .model_document import encode_models
-
         document["models"] = encode_models(baseline.models)
     return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -114,8 +96,6 @@ def load(path: str) -> Baseline:
     if models is not None:
         if not isinstance(models, dict):
             raise refuse("models must be a mapping")
-        from .model_document import decode_models
-
         models = decode_models(models, refuse)
     if not isinstance(document["sites"], list):
         raise refuse("sites must be a list")
@@ -126,26 +106,3 @@ def load(path: str) -> Baseline:
             raise refuse(f"sites[{index}]: duplicate site {key.label()}")
         sites[key] = costs
     return Baseline(document["tool_version"], document["config_fingerprint"], sites, models)
-
-
-def _count(value) -> bool:
-    return type(value) is int and 0 <= value <= MAX_COUNT
-
-
-def _site(entry, refuse) -> tuple[SiteKey, SiteCosts]:
-    if not isinstance(entry, dict) or set(entry) != _SITE_KEYS:
-        raise refuse(f"expected the keys {', '.join(sorted(_SITE_KEYS))}")
-    if not all(isinstance(entry[k], str) and 0 < len(entry[k]) <= 10_000 for k in ("path", "qualname", "expression")):
-        raise refuse("path, qualname and expression must be non-empty strings")
-    if not all(_count(entry[k]) for k in ("occurrence", "flops", "output_bytes", "traffic_bytes")):
-        raise refuse("occurrence, flops, output_bytes and traffic_bytes must be integers in 0..2**63-1")
-    bound = entry["lower_bound_seconds"]
-    if bound is not None:
-        if not isinstance(bound, str) or len(bound) > 100 or not _DECIMAL.fullmatch(bound):
-            raise refuse("lower_bound_seconds must be null or a decimal string")
-        try:
-            bound = Decimal(bound)
-        except InvalidOperation:
-            raise refuse("lower_bound_seconds must be null or a decimal string") from None
-    key = SiteKey(entry["path"], entry["qualname"], entry["expression"], entry["occurrence"])
-    return key, SiteCosts(entry["flops"], entry["output_bytes"], entry["traffic_bytes"], bound)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from .document import MAX_COUNT, SiteCosts, _DECIMAL, _site
+from .site_entries import _DECIMAL, MAX_COUNT, SiteCosts, _site
 from .identity import SiteKey
 
 MODEL_METRICS = ("flops", "forward_flops", "backward_flops", "traffic_bytes", "peak_retained_bytes",
