@@ -15,6 +15,7 @@ class Report:
     files_checked: int = 0
     results: list = field(default_factory=list)  # LintResult per file, in path order
     missing: list = field(default_factory=list)
+    models: object = None  # whole_model.check_merge.ModelsInCheck when `check` ran configured models
 
     @property
     def findings(self) -> list:

@@ -3,7 +3,9 @@
 - Diagnostics on open and save at once, on change after a pause in typing (debounced per
   document), from `lint_source` and the same config discovery as `tensorcost check`. The config
   is re-read for every run, so an edited tensorcost.yaml takes effect on the next keystroke.
-- Hover on a matmul/einsum/attention call: its cost ledger (`cost_hover`).
+- Hover on a matmul/einsum/attention call: its cost ledger (`cost_hover`), and when the config
+  has `models:`, its cost in each shape context a model reaches it in, with executions
+  (`model_hover`; models are analysed from the files on disk, in the lint thread).
 - Code actions: a finding's `Fix`, as a quick fix (TCL403's `optimize="optimal"`).
 - Hover and code actions answer at once from the document's last finished lint, never waiting
   for one (a hover used to wait 5 s behind the lint of a 2 MB document): hover when the hovered
@@ -24,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
@@ -37,6 +39,7 @@ from ..formats.sarif import rule_help_uri
 from .config_problems import resolve_config
 from .lsp_transport import AnsweringProtocol, exit_now, serve_stdio
 from .cost_hover import hover_markdown, site_at
+from .model_hover import ModelContexts, contexts_markdown
 from .tensor_hints import binding_at, inlay_hints, variable_hover
 
 SOURCE = "tensorcost"
@@ -63,6 +66,7 @@ class Linted:
     path: str
     config: object  # ProjectConfig, or None when the config is broken
     result: LintResult
+    model_sites: list = field(default_factory=list)  # whole_model.in_check.ContextSite in this file
 
 
 class TensorCostServer(LanguageServer):
@@ -77,6 +81,7 @@ class TensorCostServer(LanguageServer):
         # One lint at a time, off the event loop: reading messages (and cancelling a stale run)
         # never waits for a lint, and the engine is never entered from two threads at once.
         self.lint_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tensorcost-lint")
+        self.model_contexts = ModelContexts()  # configured models, for hover (used in the lint thread only)
 
     # -- linting -----------------------------------------------------------------------------
 
@@ -86,7 +91,8 @@ class TensorCostServer(LanguageServer):
         config, problem = resolve_config(ConfigResolver(self.overrides).for_path, path)
         if config is None:
             return Linted(text, path, None, LintResult(path, [problem]))
-        return Linted(text, path, config, lint_source(text, path, config, bindings=True))
+        return Linted(text, path, config, lint_source(text, path, config, bindings=True),
+                      self.model_contexts.sites_in(path, config))
 
     async def lint_in_background(self, text: str, path: str) -> Linted:
         return await asyncio.get_running_loop().run_in_executor(self.lint_executor, self.lint_text, text, path)
@@ -297,6 +303,9 @@ def build_server(overrides: Overrides = Overrides(), debounce_seconds: float = 0
             return None
         site = site_result.site
         text = hover_markdown(site_result, linted.result.settings, linted.result.sizes, linted.result.findings)
+        in_models = contexts_markdown(site, linted.model_sites)
+        if in_models:
+            text += "\n\n" + in_models
         site_range = codec.range_to_client_units(lines, types.Range(
             start=types.Position(line=site.line - 1, character=site.column - 1),
             end=types.Position(line=site.end_line - 1, character=site.end_column - 1)))

@@ -44,6 +44,11 @@ class Comparison:
     new: list = field(default_factory=list)  # SiteKey, sorted
     removed: list = field(default_factory=list)  # SiteKey, sorted
     notes: list = field(default_factory=list)  # the version / fingerprint differences
+    # configured models (model_gate): totals changes and regressions by model name, models new and gone
+    model_changes: list = field(default_factory=list)  # (name, MetricChange)
+    model_regressions: list = field(default_factory=list)  # (ModelOutcome, ModelRegression)
+    new_models: list = field(default_factory=list)
+    removed_models: list = field(default_factory=list)
 
 
 def grew(change: MetricChange, regression: Decimal) -> bool:
@@ -60,9 +65,6 @@ def compare(baseline: Baseline, current: dict, fingerprint: str, regression_for,
     if baseline.config_fingerprint != fingerprint:
         result.notes.append("the config fingerprint differs from the baseline's (dims, dtypes, hardware, execution "
                             "or policies changed); costs compared anyway")
-    if baseline.models:
-        result.notes.append(f"the baseline has a models section ({len(baseline.models)} entries); this version "
-                            "compares sites only")
     result.new = sorted(set(current) - set(baseline.sites))
     result.removed = sorted(key for key in set(baseline.sites) - set(current) if in_scope(key.path))
     for key in sorted(set(current) & set(baseline.sites)):

@@ -8,9 +8,9 @@
 ```
 Counts are exact integers, the lower bound an exact decimal string (null without hardware
 evidence). Sites are sorted by identity and the JSON by key, so two runs write the same bytes.
-A later `models` section (whole-model totals, keyed by model name) is a new top-level key beside
-`sites`; `baseline_version` stays 1 and no existing field changes meaning. This version accepts
-such a section, checks it is a mapping, and does not compare it.
+A `models` section (whole-model totals and the sites reached from each model, keyed by model name:
+`model_document`) is a top-level key beside `sites`, written only when the config has `models:`;
+`baseline_version` stays 1 and no existing field changes meaning.
 
 Reading is bounded (size, nesting, every field typed): a file that is not a baseline is one
 ConfigError, never a traceback.
@@ -20,34 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from .. import __version__
 from ..bounded_read import read_capped
 from ..config.errors import ConfigError
-from .identity import SiteKey
+from .model_document import decode_models, encode_models
+from .site_entries import SiteCosts, _site  # noqa: F401 - SiteCosts is read from here too
 
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 2**20
-MAX_COUNT = 2**63 - 1
 _TOP_KEYS = {"baseline_version", "tool", "tool_version", "config_fingerprint", "sites"}
-_SITE_KEYS = {"path", "qualname", "expression", "occurrence", "flops", "output_bytes", "traffic_bytes",
-              "lower_bound_seconds"}
 METRICS = ("flops", "output_bytes", "traffic_bytes", "lower_bound_seconds")
-_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?(E[+-]?[0-9]+)?")
-
-
-@dataclass(frozen=True)
-class SiteCosts:
-    flops: int
-    output_bytes: int
-    traffic_bytes: int
-    lower_bound_seconds: Decimal | None
-
-    def value(self, metric: str):
-        return getattr(self, metric)
 
 
 @dataclass
@@ -55,7 +39,7 @@ class Baseline:
     tool_version: str
     config_fingerprint: str
     sites: dict  # SiteKey -> SiteCosts
-    models: dict | None = None  # reserved (see the module docstring); not compared by this version
+    models: dict | None = None  # name -> model_document.ModelBaseline
 
 
 def cost_fingerprint(configs) -> str:
@@ -80,11 +64,13 @@ def encode(baseline: Baseline) -> bytes:
                       "traffic_bytes": costs.traffic_bytes, "lower_bound_seconds": None if bound is None else str(bound)})
     document = {"baseline_version": BASELINE_VERSION, "tool": "tensorcost", "tool_version": baseline.tool_version,
                 "config_fingerprint": baseline.config_fingerprint, "sites": sites}
+    if baseline.models:
+        document["models"] = encode_models(baseline.models)
     return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def current(sites: dict, configs) -> Baseline:
-    return Baseline(__version__, cost_fingerprint(configs), sites)
+def current(sites: dict, configs, models: dict | None = None) -> Baseline:
+    return Baseline(__version__, cost_fingerprint(configs), sites, models or None)
 
 
 def load(path: str) -> Baseline:
@@ -107,8 +93,10 @@ def load(path: str) -> Baseline:
                                                     for k in ("tool_version", "config_fingerprint")):
         raise refuse("tool, tool_version and config_fingerprint must be short strings naming tensorcost")
     models = document.get("models")
-    if models is not None and not isinstance(models, dict):
-        raise refuse("models must be a mapping")
+    if models is not None:
+        if not isinstance(models, dict):
+            raise refuse("models must be a mapping")
+        models = decode_models(models, refuse)
     if not isinstance(document["sites"], list):
         raise refuse("sites must be a list")
     sites = {}
@@ -118,26 +106,3 @@ def load(path: str) -> Baseline:
             raise refuse(f"sites[{index}]: duplicate site {key.label()}")
         sites[key] = costs
     return Baseline(document["tool_version"], document["config_fingerprint"], sites, models)
-
-
-def _count(value) -> bool:
-    return type(value) is int and 0 <= value <= MAX_COUNT
-
-
-def _site(entry, refuse) -> tuple[SiteKey, SiteCosts]:
-    if not isinstance(entry, dict) or set(entry) != _SITE_KEYS:
-        raise refuse(f"expected the keys {', '.join(sorted(_SITE_KEYS))}")
-    if not all(isinstance(entry[k], str) and 0 < len(entry[k]) <= 10_000 for k in ("path", "qualname", "expression")):
-        raise refuse("path, qualname and expression must be non-empty strings")
-    if not all(_count(entry[k]) for k in ("occurrence", "flops", "output_bytes", "traffic_bytes")):
-        raise refuse("occurrence, flops, output_bytes and traffic_bytes must be integers in 0..2**63-1")
-    bound = entry["lower_bound_seconds"]
-    if bound is not None:
-        if not isinstance(bound, str) or len(bound) > 100 or not _DECIMAL.fullmatch(bound):
-            raise refuse("lower_bound_seconds must be null or a decimal string")
-        try:
-            bound = Decimal(bound)
-        except InvalidOperation:
-            raise refuse("lower_bound_seconds must be null or a decimal string") from None
-    key = SiteKey(entry["path"], entry["qualname"], entry["expression"], entry["occurrence"])
-    return key, SiteCosts(entry["flops"], entry["output_bytes"], entry["traffic_bytes"], bound)

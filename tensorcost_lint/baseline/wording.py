@@ -8,11 +8,12 @@ from fractions import Fraction
 from estimator.units import format_bytes, format_flops, format_seconds
 
 METRIC_NAMES = {"flops": "FLOPs", "output_bytes": "output bytes", "traffic_bytes": "traffic",
-                "lower_bound_seconds": "lower bound"}
+                "lower_bound_seconds": "lower bound", "forward_flops": "forward FLOPs",
+                "backward_flops": "backward FLOPs", "peak_retained_bytes": "peak retained bytes"}
 
 
 def format_value(metric: str, value) -> str:
-    if metric == "flops":
+    if metric.endswith("flops"):
         return format_flops(value)
     if metric == "lower_bound_seconds":
         return format_seconds(value)

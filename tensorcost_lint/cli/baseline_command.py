@@ -34,12 +34,25 @@ def run(args) -> int:
 
         cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
     report = lint_paths(paths, resolver, cache=cache)
+    from ..baseline.model_gate import current_models
+    from ..whole_model.check_merge import merge, run_models
+    from .check_command import _model_cache
+
+    outcomes = run_models(report, resolver, _model_cache(args))
+    if outcomes:
+        report.models = merge(report, resolver, outcomes)
+        for note in report.models.notes:
+            if "could not be analysed" in note:
+                print(f"tensorcost: note: {note}", file=sys.stderr)
+    models, _ = current_models(report, resolver)
     collected = collect(report, resolver)
     sites = collected.sites
-    data = encode(current({key: site.costs for key, site in sites.items()}, collected.configs or [resolver.for_path(".")]))
+    data = encode(current({key: site.costs for key, site in sites.items()}, collected.configs or [resolver.for_path(".")],
+                          models))
     if args.output == "-":
         sys.stdout.write(data.decode("utf-8"))
         return 0
     write_file(args.output, data, "--output", files_in_use(report, resolver))
-    print(f"tensorcost: wrote {len(sites)} site(s) to {args.output}")
+    in_models = f" and {len(models)} model(s)" if models else ""
+    print(f"tensorcost: wrote {len(sites)} site(s){in_models} to {args.output}")
     return 0

@@ -138,11 +138,23 @@ def _render(report, args, resolver, sources, comparison=None) -> str:
 
     source_of = sources.lines if args.show_source else None
     text = render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
+    if report.models is not None and not args.quiet:
+        text += "".join(line + "\n" for line in report.models.summary_lines())
     if comparison is not None and not args.quiet:
         from ..baseline.gate import summary_lines
 
         text += "".join(line + "\n" for line in summary_lines(comparison))
     return text
+
+
+def _model_cache(args):
+    """Whole-model results are cached beside the per-file results (whole_model.model_cache)."""
+    if getattr(args, "no_cache", False):
+        return None
+    from ..cache import ResultCache
+    from ..whole_model.model_cache import ModelCache
+
+    return ModelCache(ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default())
 
 
 def run(args) -> int:
@@ -180,6 +192,12 @@ def run(args) -> int:
             report = fixing.fix(report)
             if args.format == "text" and not args.quiet:
                 print(fixing.summary())
+    if paths != [STDIN] and not (args.fix or args.diff):
+        from ..whole_model.check_merge import merge, run_models
+
+        outcomes = run_models(report, resolver, _model_cache(args))
+        if outcomes:
+            report.models = merge(report, resolver, outcomes)  # never raises: a failed run is a note
     comparison = None
     if baseline is not None:
         from ..baseline.gate import gate

@@ -13,6 +13,7 @@ from pathlib import Path
 from estimator import EstimatorError, normalize_dtype
 from shape_annotations import ShapeDim, ShapeError, parse_shape_string
 
+from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader
 from .safe_yaml import read_text_file
@@ -125,6 +126,11 @@ def _budgets(reader: MappingReader) -> dict:
             budgets[key] = None
         elif key == "latency_seconds":
             budgets[key] = reader.check_number(key, raw)
+        elif key == "retained_bytes":  # a byte size, as the other byte budgets (`2GiB`)
+            try:
+                budgets[key] = parse_byte_size(raw)
+            except ValueError as error:
+                raise reader.error(key, str(error)) from None
         else:
             budgets[key] = reader.check_integer(key, raw)
     return budgets

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 
 
-
 def report_data(report, resolver) -> dict:
     site_ids = {}
+    models = getattr(report, "models", None)  # whole_model.check_merge.ModelsInCheck
     sites = []
     for result in report.results:
         for record in result.records():
             site_ids[(result.path, record["id"])] = len(sites)
+            contexts = models.contexts.get((result.path, record["id"])) if models is not None else None
+            sites.append({**record, "id": len(sites), **({"contexts": contexts} if contexts else {})})
+        for record in (models.records.get(result.path, []) if models is not None else []):
+            site_ids[(result.path, record["id"])] = len(sites)  # reached only from a model (Contract 7)
             sites.append({**record, "id": len(sites)})
     findings = []
     for result in report.results:

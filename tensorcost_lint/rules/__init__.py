@@ -8,8 +8,10 @@ from .contraction_mismatch import EinsumContractMismatch, MatmulContractionMisma
 from .contraction_order import CostlyContractionOrder
 from .cost_ledger import CostLedger, LatencyBudget
 from .cost_regression import CostRegression
+from .model_regression import ModelCostRegression
 from .implicit_broadcast import ImplicitBatchBroadcast
 from .internal_error import InternalError
+from .model_budgets import ModelBudget
 from .materialization import IntermediateOverBudget, QuadraticMaterialization
 from .shape_contracts import ShapeContradiction, ShapeParseError
 from .too_large import TooLargeToCost
@@ -20,8 +22,8 @@ ALL_RULES: tuple[Rule, ...] = (
     ImplicitBatchBroadcast(),
     NarrowingAccumulation(), IncompatibleAccumulation(), MixedOperandDtypes(),
     QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(), TooLargeToCost(),
-    CostLedger(), LatencyBudget(),
-    CostRegression(),
+    CostLedger(), LatencyBudget(), ModelBudget(),
+    CostRegression(), ModelCostRegression(),
     InternalError(),
 )
 RULES_BY_CODE = {rule.code: rule for rule in ALL_RULES}

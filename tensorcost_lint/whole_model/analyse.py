@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -24,6 +24,7 @@ class ModelResult:
     not_followed: list  # (path, line, column, expression, reason)
     classes: dict  # module path -> class name
     root: Path
+    files: list = field(default_factory=list)  # every file the run read (absolute): what its result depends on
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -66,4 +67,5 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
-    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root)
+    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root,
+                       sorted(str(path) for path in run.tree.files))

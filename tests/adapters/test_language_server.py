@@ -234,3 +234,24 @@ def test_a_wrong_config_flag_exits_2_at_once(tmp_path):
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert "missing.yaml" in line
+
+
+@pytest.mark.asyncio
+async def test_hover_on_a_site_reached_from_a_model_shows_each_context(client: LanguageClient, model_repo):
+    from tests.whole_model.gate_fixture import DIMS, MODEL, MODELS
+
+    (model_repo / "gpt").mkdir()
+    (model_repo / "gpt" / "tensorcost.yaml").write_text(DIMS + MODELS)
+    path = model_repo / "gpt" / "model.py"
+    path.write_text(MODEL)
+    uri = _open(client, path)
+    await _diagnostics_for(client, uri)
+    line = MODEL.splitlines().index("        h = F.gelu(self.c_fc(x))")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=22)))
+    assert hover is not None
+    text = hover.contents.value
+    assert "**Not costed:**" in text  # the file alone cannot cost it: x has no shape in MLP.forward
+    assert "**Reached from models** (cost per execution × executions):" in text
+    assert ("| `gpt` | `h.mlp.c_fc` | `[B, T, n_embd] × [4*n_embd, n_embd] → [B, T, 4*n_embd]` | 262 kFLOP | 3 "
+            "| 786 kFLOP | 16.4 kB |") in text, text

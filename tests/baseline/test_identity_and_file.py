@@ -101,10 +101,36 @@ def test_a_directory_or_missing_file_is_refused(project):
     assert ran.stderr.count("\n") == 1
 
 
-def test_a_models_section_is_read_not_compared_and_said_so(project):
-    (project / "base.json").write_text(_document(sites=[], models={"gpt": {}}))
+GOOD_MODEL = {"entry": "model.py:GPT.forward", "mode": "inference", "sites": [],
+              "totals": {"flops": 8, "forward_flops": 8, "backward_flops": 0, "traffic_bytes": 48,
+                         "peak_retained_bytes": None, "lower_bound_seconds": "1.5E-9"}}
+
+
+@pytest.mark.parametrize("models,reason", [
+    ({"gpt": {}}, "models.gpt: expected the keys entry, mode, sites, totals"),
+    ({"gpt": {**GOOD_MODEL, "totals": {"flops": 8}}},
+     "models.gpt: totals: expected the keys backward_flops, flops, forward_flops, lower_bound_seconds, "
+     "peak_retained_bytes, traffic_bytes"),
+    ({"gpt": {**GOOD_MODEL, "totals": {**GOOD_MODEL["totals"], "flops": -1}}},
+     "models.gpt: totals.flops must be null or an integer in 0..2**63-1"),
+    ({"gpt": {**GOOD_MODEL, "totals": {**GOOD_MODEL["totals"], "lower_bound_seconds": 1.0}}},
+     "models.gpt: totals.lower_bound_seconds must be null or a decimal string"),
+    ({"gpt": {**GOOD_MODEL, "sites": [GOOD_SITE]}}, "models.gpt: sites[0]: module must be a string"),
+    ({"gpt": {**GOOD_MODEL, "sites": [{**GOOD_SITE, "module": "h", "flops": "8"}]}},
+     "models.gpt: sites[0]: occurrence, flops, output_bytes and traffic_bytes must be integers in 0..2**63-1"),
+])
+def test_a_bad_models_section_is_one_line_exit_2(project, models, reason):
+    (project / "bad.json").write_text(_document(models=models))
+    ran = tensorcost_in(project, "check", "--no-cache", "--baseline", "bad.json", "model.py")
+    assert ran.returncode == 2 and ran.stdout == ""
+    assert ran.stderr == f"tensorcost: error: bad.json: not a tensorcost baseline: {reason}\n"
+
+
+def test_a_model_no_longer_configured_is_listed_as_removed(project):
+    (project / "base.json").write_text(_document(sites=[], models={"gpt": GOOD_MODEL}))
     ran = tensorcost_in(project, "check", "--no-cache", "--baseline", "base.json", "model.py")
-    assert "baseline: note: the baseline has a models section (1 entries); this version compares sites only" in ran.stdout
+    assert "baseline: removed model `gpt`" in ran.stdout.splitlines()
+    assert "TCL602" not in ran.stdout
 
 
 @pytest.mark.parametrize("value", ["5", "'5'", "five%", "-1%", "'1e3%'", "true", "'%'"])

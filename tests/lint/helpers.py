@@ -55,3 +55,41 @@ def lint_with_baseline(source: str, config: dict | None, before: str, before_con
     report = Report(1, [lint_source(source, path, now.config)])
     comparison = gate(report, now, baseline, {path: source})
     return report.results[0], comparison
+
+
+def lint_with_models(source: str, config: dict, before: str | None = None, before_config: dict | None = None):
+    """`tensorcost check` on `source` saved as model.py beside a tensorcost.yaml holding `config`,
+    with its `models:` run (TCL503); with `before`, against a baseline written from `before` and
+    `before_config` as `tensorcost baseline` writes it (TCL602)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from tensorcost_lint.baseline.collect import collect
+    from tensorcost_lint.baseline.document import current
+    from tensorcost_lint.baseline.gate import gate
+    from tensorcost_lint.baseline.model_gate import current_models
+    from tensorcost_lint.config.project_config import ConfigResolver, Overrides
+    from tensorcost_lint.runner import lint_paths
+    from tensorcost_lint.whole_model.check_merge import merge, run_models
+
+    def checked(directory: Path, text: str, settings: dict):
+        (directory / "model.py").write_text(textwrap.dedent(text))
+        (directory / "tensorcost.yaml").write_text(json.dumps(settings))  # JSON is YAML
+        resolver = ConfigResolver(Overrides(config_file=str(directory / "tensorcost.yaml")))
+        report = lint_paths([str(directory / "model.py")], resolver)
+        report.models = merge(report, resolver, run_models(report, resolver))
+        return report, resolver
+
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        baseline = None
+        if before is not None:
+            report, resolver = checked(directory, before, before_config if before_config is not None else config)
+            collected = collect(report, resolver)
+            baseline = current({key: site.costs for key, site in collected.sites.items()}, collected.configs,
+                               current_models(report, resolver)[0])
+        report, resolver = checked(directory, source, config)
+        if baseline is not None:
+            gate(report, resolver, baseline)
+        return report.results[0]

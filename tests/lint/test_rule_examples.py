@@ -8,7 +8,7 @@ import pytest
 
 from tensorcost_lint.rules import ALL_RULES
 
-from .helpers import lint, lint_with_baseline
+from .helpers import lint, lint_with_baseline, lint_with_models
 
 # `line:col CODE message` of every finding an INVALID example must raise (of the codes it expects)
 EXPECTED = {
@@ -82,6 +82,17 @@ EXPECTED = {
     "TCL502-invalid-0": (
         '6:12 TCL502 roofline lower bound 65.64 ms on h100-sxm exceeds budgets.latency_seconds 1 ms (COMPUTE-bound: 4.4 TFLOP at 67 TFLOP/s float32); no kernel can beat this bound — reduce the work, the precision or the traffic',
     ),
+    "TCL503-invalid-0": (
+        "10:5 TCL503 whole-model budget: model `mlp` (inference) is over models.mlp.budgets: total FLOPs 77.3 GFLOP > budgets.flops 20 GFLOP; reduce the model's cost or raise the budget",
+    ),
+    "TCL503-invalid-1": (
+        "10:5 TCL503 whole-model budget: model `mlp` (inference) is over models.mlp.budgets: lower bound 1.154 ms > budgets.latency_seconds 10 µs; reduce the model's cost or raise the budget",
+    ),
+    "TCL602-invalid-0": (
+        "10:5 TCL602 model cost regression: model `mlp` grew past budgets.regression 0%: FLOPs 77.3 GFLOP → 155 GFLOP (×2.0), forward FLOPs 77.3 GFLOP → 155 GFLOP (×2.0), traffic 271 MB → 522 MB (×1.93), lower bound 1.154 ms → 2.308 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",
+        "11:16 TCL601 cost regression: model.py::MLP.forward `self.down(self.up(x).relu())` in model `mlp` at down grew past budgets.regression 0%: FLOPs 38.7 GFLOP → 77.3 GFLOP (×2.0), output bytes 25.2 MB → 50.3 MB (×2.0), traffic 135 MB → 261 MB (×1.93), lower bound 576.9 µs → 1.154 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",
+        "11:26 TCL601 cost regression: model.py::MLP.forward `self.up(x)` in model `mlp` at up grew past budgets.regression 0%: FLOPs 38.7 GFLOP → 77.3 GFLOP (×2.0), output bytes 101 MB → 201 MB (×2.0), traffic 135 MB → 261 MB (×1.93), lower bound 576.9 µs → 1.154 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",
+    ),
     "TCL601-invalid-0": (
         "6:12 TCL601 cost regression: model.py::mix `x @ w` grew past budgets.regression 0%: FLOPs 38.7 GFLOP → 77.3 GFLOP (×2.0), output bytes 101 MB → 201 MB (×2.0), traffic 135 MB → 245 MB (×1.81), lower bound 576.9 µs → 1.154 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",
     ),
@@ -120,7 +131,9 @@ CASES = [
 
 @pytest.mark.parametrize("rule,kind,index,example", CASES)
 def test_rule_example(rule, kind, index, example):
-    if example.baseline is not None:  # a rule comparing two runs: checked with `check --baseline`
+    if "models" in example.config:  # whole-model rules: the model file and its config on disk
+        findings = lint_with_models(example.source, example.config, example.baseline, example.baseline_config).findings
+    elif example.baseline is not None:  # a rule comparing two runs: checked with `check --baseline`
         findings = lint_with_baseline(example.source, example.config, example.baseline, example.baseline_config)[0].findings
     else:
         findings = lint(example.source, example.config).findings

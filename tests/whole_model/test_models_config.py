@@ -23,7 +23,7 @@ def test_entry_fields_are_read(tmp_path):
         "    dims_from: gpt2.config.json\n"
         "    mode: training\n"
         "    assume: {\"self.flash\": false, \"config.kind\": gelu}\n"
-        "    budgets: {flops: 1000, retained_bytes: null, latency_seconds: 0.5}\n")
+        "    budgets: {flops: 1000, retained_bytes: 2GiB, latency_seconds: 0.5}\n")
     config = load_config_file(tmp_path / "tensorcost.yaml")
     assert config.causal_attention_flops == "dense"
     (model,) = config.models
@@ -34,7 +34,7 @@ def test_entry_fields_are_read(tmp_path):
     assert model.dims == {"n_layer": 12, "n_embd": 768}  # integers only: no floats, bools or strings
     assert model.mode == "training"
     assert model.assume == {"self.flash": False, "config.kind": "gelu"}
-    assert model.budgets["flops"] == 1000 and model.budgets["retained_bytes"] is None
+    assert model.budgets["flops"] == 1000 and model.budgets["retained_bytes"] == 2 * 2**30  # a byte size
 
 
 @pytest.mark.parametrize("text, message", [
@@ -54,6 +54,8 @@ def test_entry_fields_are_read(tmp_path):
     ("models: {m: {entry: 'model.py:GPT.forward', assume: {self.flash: [1]}}}\n",
      "models.m.assume.self.flash: expected true, false, an integer or a string, got [1]"),
     ("models: {m: {entry: 'model.py:GPT.forward', typo: 1}}\n", "models.m.typo: unknown key"),
+    ("models: {m: {entry: 'model.py:GPT.forward', budgets: {retained_bytes: lots}}}\n",
+     "models.m.budgets.retained_bytes: expected a byte size like 256MiB, 1GiB or 1.5GB, got 'lots'"),
     ("models: [1]\n", "models: expected a mapping, got a list"),
 ])
 def test_config_errors_exit_2_with_one_line(tmp_path, capsys, monkeypatch, text, message):
