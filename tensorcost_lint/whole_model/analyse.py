@@ -10,6 +10,7 @@ import libcst as cst
 from ..analysis.facts import TensorFact
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
+from .retention import Retention, retention
 from .source_tree import SourceError, SourceTree
 from .totals import Totals, total
 
@@ -23,6 +24,7 @@ class ModelResult:
     not_followed: list  # (path, line, column, expression, reason)
     classes: dict  # module path -> class name
     root: Path
+    retention: Retention | None = None  # peak retained bytes, in total and per module
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -62,4 +64,5 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
-    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root)
+    kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root, kept)

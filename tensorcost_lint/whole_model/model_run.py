@@ -20,6 +20,8 @@ from .decisions import decide
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
     Visit
+from .saved_tensors import site_memory
+from .storage import StorageTracker
 
 MAX_CALL_DEPTH = 64
 _CARRIED = "tensorcost_sequential_input"
@@ -54,6 +56,7 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -80,7 +83,10 @@ class ModelRun:
             self.stack.pop()
 
     def record(self, site) -> None:
-        self.add(SiteEntry(site, self.module, tuple(self.needs_grad(op) for op in site.operands)))
+        grads = tuple(self.needs_grad(op) for op in site.operands)
+        memory = site_memory(self.storage, site, grads, linear_weight_is_parameter=site.spec.form == "module")
+        self.storage.expect_output(site, memory)
+        self.add(SiteEntry(site, self.module, grads, memory))
 
     def not_followed(self, ctx, node, reason: str) -> None:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
@@ -182,6 +188,7 @@ class ModelRun:
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
             entry.grads = (entry.grads[0], self.mode == "training")  # the weight is a parameter
+        self.storage.link_output(node, out)
         self.mark(out)
         return out
 
@@ -367,7 +374,25 @@ def _comprehensions(node):
     return found
 
 
+class _Same:
+    """A tensor argument in a memo key, by identity: `repeat_kv(k)` and `repeat_kv(v)` with equal
+    shapes are two calls making two tensors (two storages), not one."""
+
+    __slots__ = ("fact",)
+
+    def __init__(self, fact) -> None:
+        self.fact = fact  # held, so its id is not reused while the memo lives
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.fact is self.fact
+
+    def __hash__(self) -> int:
+        return id(self.fact)
+
+
 def _key(value):
+    if type(value) is TensorFact:
+        return _Same(value)
     try:
         hash(value)
         return value
