@@ -12,6 +12,7 @@ from ..analysis.evaluator import Evaluator
 from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
+from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -104,6 +105,8 @@ class ModelEvaluator(Evaluator):
                 return built
             return UNHANDLED
         func = node.func
+        if is_checkpoint_call(name, func):
+            return call_checkpoint(run, self, node, args)
         if isinstance(func, cst.Name) and func.value == "map" and "map" not in self.env:
             return self._map(args)
         if not _pure(func):

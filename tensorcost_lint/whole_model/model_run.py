@@ -16,6 +16,7 @@ from ..analysis.facts import CONFIG_NAMES, DimFact, ModuleFact, SelfFact, Sequen
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.interpreter import UNHANDLED
+from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, SiteEntry, \
@@ -246,6 +247,8 @@ class ModelRun:
         forward = self.method_of(self_fact, "forward")
         if forward is None:
             return None
+        if checkpointed_layer(self, self_fact):
+            return run_checkpointed(self, forward, positional, keywords, node)
         return self._invoke(forward, positional, keywords, node)
 
     def call_function(self, interp, node, function: FunctionRef, args):
