@@ -71,7 +71,9 @@ def run_checkpointed(run, function, positional, keywords, node):
         layout = run.storage.ensure(fact)
         if layout is not None and layout.storage not in inputs:
             inputs.append(layout.storage)
-    entry = Checkpointed(run.module, tuple(inputs))
+    bound = function.bound.self_fact if function.bound is not None else None
+    # the inputs are kept for the wrapped module (the layer), where the tree shows them
+    entry = Checkpointed(run.paths.get(id(bound), run.module), tuple(inputs))
     with run.collecting(entry.entries):
         result = run._invoke(function, positional, keywords, node)
     run.add(entry)
