@@ -91,6 +91,10 @@ def module_rows(result, rows) -> list[dict]:
              "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
 
 
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
+
+
 def model_text(result, hardware_id: str) -> str:
     data = model_json(result, hardware_id)
     totals, rows = data["totals"], data["sites"]
@@ -112,7 +116,7 @@ def model_text(result, hardware_id: str) -> str:
     lines.append(f"totals: flops={totals['flops']} forward_flops={totals['forward_flops']} "
                  f"backward_flops={totals['backward_flops']} flops_range=[{totals['flops_range'][0]}, "
                  f"{totals['flops_range'][1]}] traffic_bytes={totals['traffic_bytes']} "
-                 f"peak_retained_bytes={'-' if totals['peak_retained_bytes'] is None else totals['peak_retained_bytes']} "
+                 f"peak_retained_bytes={_or_dash(totals['peak_retained_bytes'])} "
                  f"lower_bound={bound_text}")
     if data["undecided"]:
         lines.append("undecided: " + "; ".join(data["undecided"]))

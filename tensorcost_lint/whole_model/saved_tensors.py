@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .storage import Layout, _product, contiguous_strides, view_strides
+from .storage import Layout
+from .strides import product, view_strides
 
 OUTPUT = "output"  # stands for the site's output storage, known once the call has returned
 
@@ -64,15 +65,15 @@ def site_memory(tracker, site, grads: tuple, linear_weight_is_parameter: bool) -
     model = site.spec.model
     if model == "attention":
         query = layouts[0] if layouts else None
-        rows = None if query is None or query.sizes is None else _product(query.sizes[:-1])
+        rows = None if query is None or query.sizes is None else product(query.sizes[:-1])
         # the log-sum-exp of each query row, kept in float32 whatever the inputs' dtype
         inputs = tuple(_as_is(layout) for layout in layouts)
         return SiteMemory(inputs, True, (tracker.copy_storage(rows, "float32"),), read=inputs,
                           heads_transposed_output=site.spec.layout == "bhsd")
     if model == "linear" and len(layouts) == 2:
-        effective = (_folded(tracker, layouts[0], operands[0]), _as_is(layouts[1]))
+        effective = (_folded(tracker, layouts[0]), _as_is(layouts[1]))
     elif model == "matmul" and len(layouts) == 2 and None not in layouts:
-        effective = _matmul_operands(tracker, operands, layouts, grads)
+        effective = _matmul_operands(tracker, layouts, grads)
     else:
         effective = tuple(_as_is(layout) for layout in layouts)
     return SiteMemory(tuple(effective), read=tuple(_as_is(layout) for layout in layouts))
@@ -82,21 +83,21 @@ def _as_is(layout):
     return None if layout is None else layout.storage
 
 
-def _copy(tracker, numel, fact):
-    return tracker.copy_storage(numel, fact.dtype)
+def _copy(tracker, numel, layout: Layout):
+    return tracker.copy_storage(numel, layout.storage.dtype)
 
 
-def _folded(tracker, layout: Layout | None, fact):
+def _folded(tracker, layout: Layout | None):
     """`input.reshape(-1, in_features)` of a linear or a folded matmul: a view or a copy."""
     if layout is None:
         return None
     sizes = layout.sizes
     if sizes is None or len(sizes) <= 2 or layout.strides is None:
         return layout.storage
-    target = (_product(sizes[:-1]), sizes[-1])
+    target = (product(sizes[:-1]), sizes[-1])
     if view_strides(sizes, layout.strides, target) is not None:
         return layout.storage
-    return _copy(tracker, _product(sizes), fact)
+    return _copy(tracker, product(sizes), layout)
 
 
 def _merge_ok(sizes, strides) -> bool:
@@ -112,7 +113,7 @@ def _transposed(layout: Layout) -> Layout:
     return Layout(layout.storage, sizes[:-2] + (sizes[-1], sizes[-2]), strides[:-2] + (strides[-1], strides[-2]))
 
 
-def _matmul_operands(tracker, operands, layouts, grads):
+def _matmul_operands(tracker, layouts, grads):
     """The two tensors `torch.matmul(a, b)` hands to mm/bmm: each the operand's storage (a view)
     or a copy it makes."""
     a, b = layouts
@@ -127,19 +128,19 @@ def _matmul_operands(tracker, operands, layouts, grads):
     fold = False
     if len(t1.sizes) >= 3 and dim_t2 <= 2:
         t2_needs_grad = grads[1] if a_larger else grads[0]
-        if t2_needs_grad or _product(t1.sizes) == 0:
+        if t2_needs_grad or product(t1.sizes) == 0:
             fold = True
         elif dim_a != 2:
             fold = _merge_ok(t1.sizes, t1.strides)
     if fold:
-        folded = _folded(tracker, t1, operands[0] if a_larger else operands[1])
+        folded = _folded(tracker, t1)
         return (folded, b.storage) if a_larger else (a.storage, folded)
     if dim_a < 2 or dim_b < 2:
         return a.storage, b.storage  # batched matrix-vector forms: not modelled further
     batch = _broadcast(a.sizes[:-2], b.sizes[:-2])
     if batch is None:
         return a.storage, b.storage
-    return (_batched(tracker, a, batch, operands[0]), _batched(tracker, b, batch, operands[1]))
+    return _batched(tracker, a, batch), _batched(tracker, b, batch)
 
 
 def _broadcast(left, right):
@@ -153,7 +154,7 @@ def _broadcast(left, right):
     return tuple(reversed(result))
 
 
-def _batched(tracker, layout: Layout, batch, fact):
+def _batched(tracker, layout: Layout, batch):
     """`t.expand(batch + [n, m]).reshape(prod(batch), n, m)`: a view or a copy of the expanded size."""
     sizes, strides = layout.sizes, layout.strides
     expanded = tuple(batch) + sizes[-2:]
@@ -161,10 +162,7 @@ def _batched(tracker, layout: Layout, batch, fact):
     expanded_strides = [0] * lead
     for old, stride, new in zip(sizes, strides, expanded[lead:]):
         expanded_strides.append(stride if old == new else 0)
-    target = (_product(batch),) + sizes[-2:]
+    target = (product(batch),) + sizes[-2:]
     if view_strides(expanded, tuple(expanded_strides), target) is not None:
         return layout.storage
-    return _copy(tracker, _product(expanded), fact)
-
-
-__all__ = ["OUTPUT", "SiteMemory", "site_memory", "contiguous_strides"]
+    return _copy(tracker, product(expanded), layout)

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from shape_annotations import evaluate_dim
-
 from ..analysis.facts import ModuleFact, SequenceFact, TensorFact
 from ..analysis.literals import int_value
 from .objects import Created
+from .strides import contiguous_strides, is_contiguous, numeric_shape, product, view_strides
 
 # tensor methods (and `torch.NAME(x, ...)` functions) whose result shares the receiver's storage
 _RESHAPES = frozenset({"view", "reshape", "flatten", "view_as", "reshape_as", "unflatten"})
+_VIEWS = frozenset({"transpose", "swapaxes", "swapdims", "t", "permute", "unsqueeze", "squeeze", "expand",
+                    "expand_as", "broadcast_to"})
 _SAME_IF_DTYPE = frozenset({"to", "type", "type_as", "float", "half", "double", "bfloat16", "cpu", "cuda"})
 _FUNCTIONS = {"torch.transpose": "transpose", "torch.swapaxes": "transpose", "torch.swapdims": "transpose",
               "torch.permute": "permute", "torch.t": "t", "torch.reshape": "reshape", "torch.flatten": "flatten",
@@ -47,77 +48,6 @@ class Layout:
     storage: Storage
     sizes: tuple | None  # ints, or None when a size is not known
     strides: tuple | None  # ints (elements), or None when not known
-
-
-def numeric_shape(fact, sizes) -> tuple | None:
-    if type(fact) is not TensorFact or fact.shape is None:
-        return None
-    values = []
-    for dim in fact.shape:
-        try:
-            value = evaluate_dim(dim, sizes)
-        except Exception:  # noqa: BLE001 - a group, an inexact `//` or a bad size: not known
-            return None
-        if value is None:
-            return None
-        values.append(value)
-    return tuple(values)
-
-
-def contiguous_strides(shape) -> tuple:
-    strides, running = [], 1
-    for size in reversed(shape):
-        strides.append(running)
-        running *= size
-    return tuple(reversed(strides))
-
-
-def is_contiguous(sizes, strides) -> bool:
-    if sizes is None or strides is None:
-        return True
-    expected = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def view_strides(sizes, strides, new_sizes):
-    """torch's `computeStride`: the strides of `new_sizes` viewing (sizes, strides), or None when
-    only a copy can have that shape."""
-    if sizes is None or strides is None or new_sizes is None:
-        return None
-    if _product(sizes) != _product(new_sizes):
-        return None
-    if not sizes:
-        return tuple(1 for _ in new_sizes)
-    if _product(sizes) == 0:
-        return contiguous_strides(new_sizes)
-    new_strides = [0] * len(new_sizes)
-    view_d = len(new_sizes) - 1
-    chunk_base_stride = strides[-1]
-    tensor_numel = view_numel = 1
-    for tensor_d in range(len(sizes) - 1, -1, -1):
-        tensor_numel *= sizes[tensor_d]
-        if tensor_d == 0 or (sizes[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or new_sizes[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_sizes[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = strides[tensor_d - 1]
-                tensor_numel = view_numel = 1
-    return tuple(new_strides) if view_d == -1 else None
-
-
-def _product(values) -> int:
-    result = 1
-    for value in values:
-        result *= value
-    return result
 
 
 class StorageTracker:
@@ -145,7 +75,7 @@ class StorageTracker:
     def fresh(self, fact, parameter: bool = False) -> Layout:
         """A new storage holding `fact`, created here in the run's order."""
         sizes = numeric_shape(fact, self.run.sizes)
-        storage = Storage(None if sizes is None else _product(sizes), fact.dtype, parameter)
+        storage = Storage(None if sizes is None else product(sizes), fact.dtype, parameter)
         layout = Layout(storage, sizes, None if sizes is None else contiguous_strides(sizes))
         self._set(fact, layout)
         self.run.add(Created(storage))
@@ -243,7 +173,7 @@ class StorageTracker:
         if isinstance(node, cst.Attribute):
             receiver, layout = self._receiver(node.value)
             if type(receiver) is ModuleFact and node.attr.value in ("weight", "bias"):
-                return Layout(Storage(None if sizes is None else _product(sizes), fact.dtype, True), sizes,
+                return Layout(Storage(None if sizes is None else product(sizes), fact.dtype, True), sizes,
                               None if sizes is None else contiguous_strides(sizes))
             if layout is None:
                 return None
@@ -287,9 +217,7 @@ def _method_layout(method, receiver, layout: Layout, fact, sizes, args) -> Layou
     if method in _SAME_IF_DTYPE:
         return layout if fact.dtype == receiver.dtype and sizes == layout.sizes else None
     if strides is None:
-        return Layout(layout.storage, sizes, None) if method in ("transpose", "swapaxes", "swapdims", "t", "permute",
-                                                                  "unsqueeze", "squeeze", "expand", "expand_as",
-                                                                  "broadcast_to") else None
+        return Layout(layout.storage, sizes, None) if method in _VIEWS else None
     rank = len(strides)
     if method in ("transpose", "swapaxes", "swapdims") and len(args) == 2:
         first, second = (_dim(a.value, rank) for a in args)

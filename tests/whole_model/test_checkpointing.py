@@ -96,7 +96,8 @@ def test_hf_checkpointing_enabled_through_assume(tmp_path, capsys, source):
     for enabled in (False, True):
         model = module.Stack(DIMS["width"], DIMS["depth"])
         model.gradient_checkpointing = enabled  # what `gradient_checkpointing_enable()` sets
-        model._gradient_checkpointing_func = lambda fn, *a: torch.utils.checkpoint.checkpoint(fn, *a, use_reentrant=True)
+        model._gradient_checkpointing_func = lambda fn, *a: torch.utils.checkpoint.checkpoint(
+            fn, *a, use_reentrant=True)
         for layer in model.layers:
             layer.gradient_checkpointing = enabled
         with FlopCounterMode(display=False) as counter:

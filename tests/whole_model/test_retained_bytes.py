@@ -9,8 +9,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
 from tensorcost_lint.cli.main import main  # noqa: E402
 from tests.whole_model.fixtures.tinygpt.model import TinyConfig, TinyGPT  # noqa: E402
 from tests.whole_model.fixtures.tinyllama.model import LlamaConfig, TinyLlama  # noqa: E402
@@ -101,3 +99,25 @@ def test_llama_training_retained_bytes_equal_autograds_saved_storages(tmp_path, 
     result = _tensorcost(tmp_path, capsys, LLAMA, LLAMA_DIMS, ("input_ids", "labels"), {})
     assert result["totals"]["peak_retained_bytes"] == expected
     assert result["unresolved_sites"] == 0
+
+
+@pytest.mark.parametrize("gate", [None, "1"], ids=["small", "big"])
+def test_loop_carried_inputs_are_one_storage_per_iteration(tmp_path, capsys, monkeypatch, gate):
+    """Each expert's first linear saves the loop-carried `x` itself: a new storage per iteration,
+    though the body is analysed once with the value from before the loop."""
+    from tests.whole_model.fixtures.experts.model import Experts
+
+    if gate is None:
+        monkeypatch.delenv("EXPERTS_GATE", raising=False)
+    else:
+        monkeypatch.setenv("EXPERTS_GATE", gate)
+    model = Experts(8, 16)
+    expected = saved_storage_bytes(model(torch.zeros(4, 8)), model)
+    dims = {"width": 8, "hidden": 16, "B": 4}
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(dims)}\n")
+    entry = f"{(tmp_path.cwd() / 'tests/whole_model/fixtures/experts/model.py').as_posix()}:Experts.forward"
+    assert main(["model", "--config", str(config), "--entry", entry, "--input", "x=float32 B width",
+                 "--mode", "training", "--format", "json"]) == 0
+    totals = json.loads(capsys.readouterr().out)["models"][0]["totals"]
+    assert totals["peak_retained_bytes"] == expected == 1408  # x and 3 expert outputs, 3 hidden, y: float32
