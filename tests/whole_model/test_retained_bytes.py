@@ -121,3 +121,24 @@ def test_loop_carried_inputs_are_one_storage_per_iteration(tmp_path, capsys, mon
                  "--mode", "training", "--format", "json"]) == 0
     totals = json.loads(capsys.readouterr().out)["models"][0]["totals"]
     assert totals["peak_retained_bytes"] == expected == 1408  # x and 3 expert outputs, 3 hidden, y: float32
+
+
+def test_inference_peak_is_the_largest_live_set_under_serial_reuse(tmp_path, capsys):
+    """Manual attention at GPT_DIMS, float32. At `q @ k.transpose(-2, -1)` the qkv projection's output
+    is still live (`v` is read later), with matmul's copies of the head-split q and k and the scores;
+    the layer before has died (serial reuse), the MLP's largest set is smaller."""
+    d = GPT_DIMS
+    entry = f"{(tmp_path.cwd() / GPT).as_posix()}:TinyGPT.forward"
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(d)}\n")
+    assert main(["model", "--config", str(config), "--entry", entry, "--input", "idx=int64 B T",
+                 "--assume", "self.flash=false", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)["models"][0]
+    rows, width, heads, steps = d["B"] * d["T"], d["n_embd"], d["n_head"], d["T"]
+    qkv, head_copy = 4 * rows * 3 * width, 4 * rows * width
+    scores = 4 * d["B"] * heads * steps * steps
+    assert result["totals"]["peak_retained_bytes"] == qkv + 2 * head_copy + scores == 28672
+    kept = {m["path"]: m["retained_bytes"] for m in result["modules"]}
+    assert kept["body.layers.attn"] == 28672
+    assert kept["body.layers.ff"] == 4 * rows * width + 4 * rows * 4 * width  # the hidden and its input/output
+    assert kept["head"] == 4 * d["B"] * width + 4 * d["B"] * d["vocab_size"]  # the last position only
