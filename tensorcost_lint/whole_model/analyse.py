@@ -64,5 +64,12 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
-    kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+    try:
+        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+    except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped
+        kept = Retention(None, {})
+        run.problems.append(("retained bytes", str(error)))
+    if run.storage.failure is not None:
+        kept = Retention(None, {})
+        run.problems.append(("retained bytes", f"not computed ({run.storage.failure})"))
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root, kept)

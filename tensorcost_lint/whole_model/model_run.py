@@ -85,8 +85,12 @@ class ModelRun:
 
     def record(self, site) -> None:
         grads = tuple(self.needs_grad(op) for op in site.operands)
-        memory = site_memory(self.storage, site, grads, linear_weight_is_parameter=site.spec.form == "module")
-        self.storage.expect_output(site, memory)
+        try:
+            memory = site_memory(self.storage, site, grads, linear_weight_is_parameter=site.spec.form == "module")
+            self.storage.expect_output(site, memory)
+        except Exception as error:  # noqa: BLE001 - tracking memory must never cost the model its FLOPs
+            self.storage.fail(error)
+            memory = None
         self.add(SiteEntry(site, self.module, grads, memory))
 
     def not_followed(self, ctx, node, reason: str) -> None:

@@ -60,6 +60,7 @@ class StorageTracker:
         self.layouts: dict = {}  # id(fact) -> (fact, Layout)
         self.seen: dict = {}  # id(cst node) -> the fact it last evaluated to
         self.pending: dict = {}  # id(site's cst node) -> SiteMemory whose output is not linked yet
+        self.failure: str | None = None  # why retained bytes could not be computed
 
     def layout(self, fact) -> Layout | None:
         found = self.layouts.get(id(fact))
@@ -128,6 +129,16 @@ class StorageTracker:
 
     # -- the evaluator's hook --------------------------------------------------------------------
     def observe(self, interp, node, fact) -> None:
+        try:
+            self._observe(interp, node, fact)
+        except Exception as error:  # noqa: BLE001 - tracking memory must never cost the model its FLOPs
+            self.fail(error)
+
+    def fail(self, error) -> None:
+        if self.failure is None:
+            self.failure = f"internal error: {type(error).__name__}: {error}"
+
+    def _observe(self, interp, node, fact) -> None:
         if type(fact) is TensorFact and self.layout(fact) is None:
             layout = self._derive(interp, node, fact)
             self._set(fact, layout) if layout is not None else self.fresh(fact)

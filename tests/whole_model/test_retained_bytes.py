@@ -142,3 +142,20 @@ def test_inference_peak_is_the_largest_live_set_under_serial_reuse(tmp_path, cap
     assert kept["body.layers.attn"] == 28672
     assert kept["body.layers.ff"] == 4 * rows * width + 4 * rows * 4 * width  # the hidden and its input/output
     assert kept["head"] == 4 * d["B"] * width + 4 * d["B"] * d["vocab_size"]  # the last position only
+
+
+def test_a_failure_of_memory_tracking_leaves_the_flops_and_says_why(tmp_path, capsys, monkeypatch):
+    from tensorcost_lint.whole_model import storage
+
+    def broken(self, interp, node, fact):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(storage.StorageTracker, "_derive", broken)
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\ncausal_attention_flops: dense\n")
+    entry = f"{(tmp_path.cwd() / GPT).as_posix()}:TinyGPT.forward"
+    assert main(["model", "--config", str(config), "--entry", entry, "--input", "idx=int64 B T",
+                 "--assume", "self.flash=false"]) == 0
+    out = capsys.readouterr().out
+    assert "totals: flops=1716864 " in out and " peak_retained_bytes=- " in out
+    assert "  not followed: retained bytes: not computed (internal error: ValueError: boom)" in out
