@@ -79,6 +79,18 @@ def run(args) -> int:
             if name not in configured:
                 raise ConfigError(config.source, f"models.{name}", "no such model")
         entries = [configured[name] for name in args.names] if args.names else list(configured.values())
+    results = analyse_entries(entries, config)
+    if args.format == "json":
+        text = json.dumps({"version": 1, "models": [_public(model_json(r, config.hardware_id)) for r in results]},
+                          indent=2)
+    else:
+        text = "\n\n".join(model_text(r, config.hardware_id) for r in results)
+    write_output(text + "\n", args.output)
+    return 0
+
+
+def analyse_entries(entries, config) -> list:
+    """Each model entry analysed; a failure is one ConfigError line naming the entry."""
     results = []
     for entry in entries:
         try:
@@ -91,13 +103,7 @@ def run(args) -> int:
         except Exception as error:  # noqa: BLE001 - one line, never a traceback
             raise ConfigError(entry.entry, "entry",
                               f"internal error while analysing: {type(error).__name__}: {error}") from None
-    if args.format == "json":
-        text = json.dumps({"version": 1, "models": [_public(model_json(r, config.hardware_id)) for r in results]},
-                          indent=2)
-    else:
-        text = "\n\n".join(model_text(r, config.hardware_id) for r in results)
-    write_output(text + "\n", args.output)
-    return 0
+    return results
 
 
 def _public(model: dict) -> dict:

@@ -24,6 +24,8 @@ def add_arguments(parser) -> None:
 
     add_evidence_arguments(parser)
     parser.add_argument("--roofline", metavar="FILE.png|FILE.svg", help="draw the roofline picture to FILE")
+    parser.add_argument("--memory", metavar="FILE.png|FILE.svg",
+                        help="draw each configured model's retained bytes per module (`models:`) to FILE")
     parser.add_argument("--html", metavar="FILE", help="write one self-contained HTML page (table, picture, findings)")
     parser.add_argument("--measurements", metavar="MEASURE.json",
                         help="`tensorcost measure --format json` output: measured points beside modelled ones")
@@ -59,8 +61,13 @@ def run(args) -> int:
         picture_format = PICTURE_FORMATS.get(Path(args.roofline).suffix.lower())
         if picture_format is None:
             raise ConfigError("--roofline", args.roofline, "name a .png or .svg file")
-    if args.roofline or args.html:
-        require("matplotlib", "report", "it draws the roofline picture")
+    memory_format = None
+    if args.memory:
+        memory_format = PICTURE_FORMATS.get(Path(args.memory).suffix.lower())
+        if memory_format is None:
+            raise ConfigError("--memory", args.memory, "name a .png or .svg file")
+    if args.roofline or args.html or args.memory:
+        require("matplotlib", "report", "it draws the roofline and memory pictures")
     records = _measurements(args.measurements)
     resolver = EvidenceResolver(args)
     report = lint_paths(paths, resolver)
@@ -72,7 +79,8 @@ def run(args) -> int:
     fallback = (fallback.hardware, fallback.traffic_boundary)
     named_inputs = [path for path in (*args.evidence, args.measurements) if path]
     inputs = files_in_use(report, resolver, extra=[(path, "an input file") for path in named_inputs])
-    for flag, target in (("--roofline", args.roofline), ("--html", args.html), ("--output", args.output)):
+    for flag, target in (("--roofline", args.roofline), ("--html", args.html), ("--memory", args.memory),
+                         ("--output", args.output)):
         if target and target != "-":
             refuse_if_in_use(target, flag, inputs)  # before drawing anything
     if args.roofline:
@@ -86,5 +94,18 @@ def run(args) -> int:
         picture = render_roofline(rows, "svg", fallback).decode("utf-8")
         page = render_html(rows, per_file, overall, file_findings(report), picture, with_measured=bool(records))
         write_file(args.html, page.encode("utf-8"), "--html", inputs)
+    if args.memory:
+        _draw_memory(args.memory, memory_format, resolver.for_path(paths[0]), inputs)
     write_output(render_report_text(rows, per_file, overall, with_measured=bool(records)), args.output, inputs)
     return 0
+
+
+def _draw_memory(target: str, picture_format: str, config, inputs) -> None:
+    from ..reporting.memory_bars import render_memory_bars
+    from ..whole_model.report import model_json
+    from .model_command import analyse_entries
+
+    if not config.models:
+        raise ConfigError(config.source or "tensorcost.yaml", "models", "no models configured; --memory draws them")
+    models = [model_json(result, config.hardware_id) for result in analyse_entries(list(config.models), config)]
+    write_file(target, render_memory_bars(models, picture_format), "--memory", inputs)

@@ -11,6 +11,7 @@ from ..analysis.facts import TensorFact
 from .library_values import config_class_values
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
+from .retention import Retention, retention
 from .source_tree import SourceError, SourceTree
 from .totals import Totals, total
 
@@ -25,6 +26,7 @@ class ModelResult:
     classes: dict  # module path -> class name
     root: Path
     files: list = field(default_factory=list)  # every file the run read (absolute): what its result depends on
+    retention: Retention | None = None  # peak retained bytes, in total and per module
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -67,5 +69,13 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
+    try:
+        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+    except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped
+        kept = Retention(None, {})
+        run.problems.append(("retained bytes", str(error)))
+    if run.storage.failure is not None:
+        kept = Retention(None, {})
+        run.problems.append(("retained bytes", f"not computed ({run.storage.failure})"))
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root,
-                       sorted(str(path) for path in run.tree.files))
+                       sorted(str(path) for path in run.tree.files), kept)

@@ -19,6 +19,7 @@ from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import expressions, library_layers, library_values, python_values, registries
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
+from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
@@ -45,6 +46,7 @@ class ModelEvaluator(Evaluator):
             fact = super().eval(node)
         finally:
             from_grad = frames.pop()
+        self.run.storage.observe(self, node, fact)
         if from_grad and type(fact) is TensorFact:
             self.run.mark(fact)  # computed from a tensor that needs a gradient
         elif from_grad and type(fact) is SequenceFact:
@@ -195,6 +197,7 @@ class ModelEvaluator(Evaluator):
                 fact = self.eval(args.get(0, "data"))
                 if last == "Parameter" and type(fact) is TensorFact:
                     run.mark(fact)
+                    run.storage.mark_parameter(fact)
                 return fact
             built = run.build_container(self, last, args)
             if built is not UNHANDLED:
@@ -219,6 +222,8 @@ class ModelEvaluator(Evaluator):
             if type(method) is FunctionRef:
                 return run.call_function(self, node, method, args)
             return UNHANDLED
+        if is_checkpoint_call(name, func):
+            return call_checkpoint(run, self, node, args)
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -500,8 +505,10 @@ class ModelFlow(FunctionFlow):
             body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
+        entry_env = dict(body_env)
         with self.run_.collecting(repeat.entries), self.run_.in_loop(count):
             body_env = self._block(node.body, body_env)
+        repeat.carried = self.run_.storage.carried(entry_env, body_env)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
             # through a parameter): the first iteration costs what it did, the rest cost more
@@ -509,8 +516,10 @@ class ModelFlow(FunctionFlow):
             repeat.count = Const(1)
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
+            entry_env = dict(body_env)
             with self.run_.collecting(rest.entries), self.run_.in_loop(count):
                 body_env = self._block(node.body, body_env)
+            rest.carried = self.run_.storage.carried(entry_env, body_env)
             repeat = rest
         self.run_.add(repeat)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env

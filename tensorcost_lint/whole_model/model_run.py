@@ -20,12 +20,15 @@ from ..analysis.context import Recorder
 from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, library_layers, python_values
+from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
 from .inheritance import find_method, owner_of
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
+from .saved_tensors import site_memory
+from .storage import StorageTracker
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of functions and methods (not of other constructors) are followed this
@@ -73,6 +76,7 @@ class ModelRun:
         self.build_calls = 0  # followed calls below the innermost constructor
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
+        self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -108,7 +112,14 @@ class ModelRun:
             self.stack.pop()
 
     def record(self, site) -> None:
-        self.add(SiteEntry(site, self.module, tuple(self.needs_grad(op) for op in site.operands)))
+        grads = tuple(self.needs_grad(op) for op in site.operands)
+        try:
+            memory = site_memory(self.storage, site, grads, linear_weight_is_parameter=site.spec.form == "module")
+            self.storage.expect_output(site, memory)
+        except Exception as error:  # noqa: BLE001 - tracking memory must never cost the model its FLOPs
+            self.storage.fail(error)
+            memory = None
+        self.add(SiteEntry(site, self.module, grads, memory))
 
     def not_followed(self, ctx, node, reason: str) -> None:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
@@ -267,6 +278,7 @@ class ModelRun:
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
             entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
+        self.storage.link_output(node, out)
         self.mark(out)
         return out
 
@@ -349,6 +361,8 @@ class ModelRun:
         forward = self.method_of(self_fact, "forward")
         if forward is None:
             return None
+        if checkpointed_layer(self, self_fact):
+            return run_checkpointed(self, forward, positional, keywords, node)
         return self._invoke(forward, positional, keywords, node)
 
     def call_function(self, interp, node, function: FunctionRef, args):
@@ -554,7 +568,25 @@ def _comprehensions(node):
     return found
 
 
+class _Same:
+    """A tensor argument in a memo key, by identity: `repeat_kv(k)` and `repeat_kv(v)` with equal
+    shapes are two calls making two tensors (two storages), not one."""
+
+    __slots__ = ("fact",)
+
+    def __init__(self, fact) -> None:
+        self.fact = fact  # held, so its id is not reused while the memo lives
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.fact is self.fact
+
+    def __hash__(self) -> int:
+        return id(self.fact)
+
+
 def _key(value):
+    if type(value) is TensorFact:
+        return _Same(value)
     try:
         hash(value)
         return value

@@ -76,6 +76,7 @@ class SiteEntry:
     site: object  # CallSite
     module: str  # module path of the object that ran it ("" for the root)
     grads: tuple  # per operand: needs a gradient
+    memory: object = None  # saved_tensors.SiteMemory: the storages it reads, makes and saves
 
 
 @dataclass
@@ -85,6 +86,7 @@ class Repeat:
     count: object  # DimExpr or None
     entries: list = field(default_factory=list)
     reason: str | None = None
+    carried: tuple = ()  # storages of loop-carried values on entry: each iteration has its own
 
 
 @dataclass
@@ -100,3 +102,20 @@ class Visit:
     """A module's forward starts here: the module tree counts its executions."""
 
     module: str
+
+
+@dataclass
+class Created:
+    """A storage is allocated here (storage.Storage): once per execution of the enclosing loops."""
+
+    storage: object
+
+
+@dataclass
+class Checkpointed:
+    """`torch.utils.checkpoint.checkpoint(fn, *inputs)`: fn's entries run in the forward and again
+    in the backward (the recompute); autograd keeps only the inputs for it."""
+
+    module: str  # the module path the call is in
+    inputs: tuple  # the input tensor facts
+    entries: list = field(default_factory=list)

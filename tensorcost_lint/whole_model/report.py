@@ -51,12 +51,14 @@ def model_json(result, hardware_id: str) -> dict:
         "totals": {
             "flops": part.total(1), "forward_flops": part.forward[1], "backward_flops": part.backward[1],
             "flops_range": [part.total(0), part.total(1)], "traffic_bytes": part.traffic[1],
-            "peak_retained_bytes": None,  # not computed yet (see README)
+            "peak_retained_bytes": result.retention.peak_bytes if result.retention is not None else None,
             # the backward has no bound of its own yet: a training bound would be a guess
             "lower_bound_seconds": None if training else _seconds(part.seconds[1]),
         },
         "undecided": list(result.undecided),
         "unresolved_sites": sum(1 for row in rows if not row["resolved"]),
+        # an addition to Contract 7: the module tree, each with its inclusive FLOPs and retained bytes
+        "modules": module_rows(result, rows),
         "sites": rows,
         # an addition to Contract 7: calls that may run a module but were not followed (cost unknown)
         "not_followed": [{"path": _relative(path, result.root), "line": line, "column": column,
@@ -79,28 +81,43 @@ def _inclusive(result, rows) -> dict:
     return sums
 
 
+def module_rows(result, rows) -> list[dict]:
+    """The module tree in order (parents first): executions of its forward, and its FLOPs and
+    retained bytes including its submodules'."""
+    sums = _inclusive(result, rows)
+    kept = result.retention.by_module if result.retention is not None else {}
+    paths = sorted(set(result.classes) | set(result.totals.visits), key=lambda p: (p.split(".") if p else []))
+    return [{"path": path, "class": result.classes.get(path, ""), "executions": result.totals.visits.get(path),
+             "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
+
+
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
+
+
 def model_text(result, hardware_id: str) -> str:
     data = model_json(result, hardware_id)
-    rows = data["sites"]
-    sums = _inclusive(result, rows)
-    totals = data["totals"]
+    totals, rows = data["totals"], data["sites"]
     lines = [f"model {data['name']} ({data['mode']}) {data['entry']} on {hardware_id}"]
-    paths = sorted(set(result.classes) | set(result.totals.visits), key=lambda p: (p.split(".") if p else []))
-    table = [("module", "class", "executions", "FLOPs")]
-    for path in paths:
-        executions = result.totals.visits.get(path, "-")
-        flops = sums.get(path, (0, 0))[0]
+    table = [("module", "class", "executions", "FLOPs", "retained_bytes")]
+    for module in data["modules"]:
+        path = module["path"]
         indent = "  " * (path.count(".") + (1 if path else 0))
-        table.append((indent + (path.rsplit(".", 1)[-1] if path else "(root)"), result.classes.get(path, ""),
-                      "-" if executions is None else str(executions), str(flops)))
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
+        executions = result.totals.visits.get(path, "-")
+        table.append((indent + (path.rsplit(".", 1)[-1] if path else "(root)"), module["class"],
+                      "-" if executions is None else str(executions), str(module["flops"]),
+                      str(module["retained_bytes"])))
+    widths = [max(len(r[i]) for r in table) for i in range(5)]
     for row in table:
-        lines.append(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}")
+        lines.append(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}"
+                     f"  {row[4]:>{widths[4]}}")
     bound = totals["lower_bound_seconds"]
     bound_text = "-" if bound is None else round_fixed(Decimal(repr(bound)) * 10**6, 3) + " us"
     lines.append(f"totals: flops={totals['flops']} forward_flops={totals['forward_flops']} "
                  f"backward_flops={totals['backward_flops']} flops_range=[{totals['flops_range'][0]}, "
-                 f"{totals['flops_range'][1]}] traffic_bytes={totals['traffic_bytes']} lower_bound={bound_text}")
+                 f"{totals['flops_range'][1]}] traffic_bytes={totals['traffic_bytes']} "
+                 f"peak_retained_bytes={_or_dash(totals['peak_retained_bytes'])} "
+                 f"lower_bound={bound_text}")
     if data["undecided"]:
         lines.append("undecided: " + "; ".join(data["undecided"]))
     lines.append(f"unresolved sites: {data['unresolved_sites']}")

@@ -11,7 +11,7 @@ from shape_annotations import evaluate_dim
 
 from ..rules import describe
 from ..site_costs import cost_site
-from .objects import Choice, Repeat, SiteEntry, Visit
+from .objects import Checkpointed, Choice, Repeat, SiteEntry, Visit
 
 MAX_COUNT = 2**63 - 1
 
@@ -83,7 +83,9 @@ def attention_flops(site, cost, dense: bool):
     return forward, backward
 
 
-def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: bool) -> SiteRow:
+def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: bool,
+             recompute: bool = False) -> SiteRow:
+    """`recompute`: inside a checkpointed call, whose forward runs again in the backward."""
     site = entry.site
     cost = cost_site(site, sizes, config, describe)
     if not cost.resolved:
@@ -96,6 +98,8 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
     else:
         forward = cost.flops
         backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
+    if recompute and training:
+        backward += forward
     total = _checked((forward + backward) * executions, "FLOPs")
     seconds = None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions
     return SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
@@ -109,11 +113,11 @@ def total(entries, sizes, config, training: bool) -> Totals:
     return result
 
 
-def _walk(entries, executions, sizes, config, training, result: Totals, reason) -> Part:
+def _walk(entries, executions, sizes, config, training, result: Totals, reason, recompute: bool = False) -> Part:
     part = Part()
     for entry in entries:
         if type(entry) is SiteEntry:
-            row = cost_row(entry, executions, sizes, config, training)
+            row = cost_row(entry, executions, sizes, config, training, recompute)
             if reason is not None and row.reason is None:
                 row = SiteRow(entry, None, None, None, None, None, None, reason)
             result.rows.append(row)
@@ -131,12 +135,14 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason) 
             count = _count(entry.count, sizes)
             inner = None if executions is None or count is None else _checked(executions * count, "executions")
             part.add(_walk(entry.entries, inner, sizes, config, training, result,
-                           reason or (entry.reason if count is None else None)))
+                           reason or (entry.reason if count is None else None), recompute))
+        elif type(entry) is Checkpointed:
+            part.add(_walk(entry.entries, executions, sizes, config, training, result, reason, True))
         elif type(entry) is Choice:
             sides, spans = [], []
             for side in entry.sides:
                 start = len(result.rows)
-                sides.append(_walk(side, executions, sizes, config, training, result, reason))
+                sides.append(_walk(side, executions, sizes, config, training, result, reason, recompute))
                 spans.append((start, len(result.rows)))
             low = min(sides, key=lambda p: p.total(0))
             high = max(sides, key=lambda p: p.total(1))

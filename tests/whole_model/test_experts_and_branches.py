@@ -60,17 +60,19 @@ def test_text_tree_names_modules_executions_and_totals(tmp_path, capsys, monkeyp
     assert main(["model", "experts"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("model experts (inference) ") and lines[0].endswith(" on h100-sxm")
-    assert lines[1].split() == ["module", "class", "executions", "FLOPs"]
+    assert lines[1].split() == ["module", "class", "executions", "FLOPs", "retained_bytes"]
     table = [line.split() for line in lines[2:10]]
+    # inference: the largest live set of contraction operands and outputs while each module runs
+    # (B=4 float32: x and y 128 bytes, an expert's hidden 256, big's output 512)
     assert table == [
-        ["(root)", "Experts", "1", "8704"],
-        ["big", "Linear", "1", "2048"],
-        ["experts", "ModuleList", "3", "6144"],
-        ["net", "Sequential", "3", "6144"],
-        ["0", "Linear", "3", "3072"],
-        ["1", "(shape-preserving)", "3", "0"],
-        ["2", "Linear", "3", "3072"],
-        ["small", "Linear", "1", "0"],
+        ["(root)", "Experts", "1", "8704", "640"],
+        ["big", "Linear", "1", "2048", "640"],
+        ["experts", "ModuleList", "3", "6144", "384"],
+        ["net", "Sequential", "3", "6144", "384"],
+        ["0", "Linear", "3", "3072", "384"],
+        ["1", "(shape-preserving)", "3", "0", "0"],
+        ["2", "Linear", "3", "3072", "384"],
+        ["small", "Linear", "1", "0", "256"],
     ]
     assert lines[10].startswith("totals: flops=8704 forward_flops=8704 backward_flops=0 "
                                 "flops_range=[7168, 8704] traffic_bytes=")
