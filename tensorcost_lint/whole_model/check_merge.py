@@ -136,7 +136,7 @@ def _merge(report, resolver, outcomes: list) -> ModelsInCheck:
 
 
 def _merge_file(result, config, sites: list, merged: ModelsInCheck) -> list:
-    own = result.records(config)
+    own = result.records()
     by_position: dict = {}
     for record in own:
         by_position.setdefault((record["line"], record["column"]), []).append(record)

@@ -99,6 +99,7 @@ def _site_path(site) -> str | None:
 
 def _context_sites(result, sizes: dict, config) -> list:
     from ..formats.site_records import site_record
+    from ..lint_settings import lint_settings
 
     groups: dict = {}  # (path, line, column, shapes) -> ContextSite
     costed: dict = {}  # id(site) -> (ContextSite template, SiteResult)
@@ -108,8 +109,9 @@ def _context_sites(result, sizes: dict, config) -> list:
         if path is None:
             continue
         if id(site) not in costed:
-            site_result = SiteResult(site, cost_site(site, sizes, config, describe))
-            record = site_record(0, path, site_result, config.default_dtype, config.hardware_id)
+            settings = lint_settings(config, path)  # what the per-file lint of `path` reads
+            site_result = SiteResult(site, cost_site(site, sizes, settings, describe))
+            record = site_record(0, path, site_result, settings)
             for key in ("id", "path"):
                 record.pop(key)
             costed[id(site)] = (ContextSite(path, site.line, site.column, record, {}), site_result)
@@ -119,7 +121,7 @@ def _context_sites(result, sizes: dict, config) -> list:
         if current is None:
             current = groups[key] = ContextSite(path, site.line, site.column, template.record,
                                                 {"model": result.entry.name, "modules": [], "executions": 0})
-            current.findings = _findings(site_result, path, sizes, config)
+            current.findings = _findings(site_result, path, sizes, lint_settings(config, path))
         module = row.entry.module
         if module not in current.context["modules"]:
             current.context["modules"].append(module)
@@ -128,8 +130,8 @@ def _context_sites(result, sizes: dict, config) -> list:
     return sorted(groups.values(), key=lambda s: (s.path, s.line, s.column, s.shape_key()))
 
 
-def _findings(site_result, path: str, sizes: dict, config) -> list:
-    context = RuleContext(path, config, sizes, [site_result], [])
+def _findings(site_result, path: str, sizes: dict, settings) -> list:
+    context = RuleContext(path, settings, sizes, [site_result], [])
     found = []
     for rule in _CONTEXT_RULES:
         try:
