@@ -95,8 +95,8 @@ def decode_entry(raw: bytes, *, key: str, tool: str, path: str, text: str) -> tu
     _require(entry["digest"] == entry_digest(key, result), "digest does not match (edited)")
     _require(type(result["skipped"]) is bool and isinstance(result["findings"], list)
              and isinstance(result["sites"], list), "result fields")
-    findings = [_finding(item, path) for item in result["findings"]]
-    records = [_site(record, path) for record in result["sites"]]
+    findings = [checked_finding(item, path) for item in result["findings"]]
+    records = [checked_site(record, path) for record in result["sites"]]
     return findings, records, result["skipped"]
 
 
@@ -115,7 +115,7 @@ def _position(value, optional: bool = False) -> bool:
     return (optional and value is None) or (type(value) is int and 1 <= value <= 2**63 - 1)
 
 
-def _finding(item, path: str) -> Finding:
+def checked_finding(item, path: str) -> Finding:
     _require(isinstance(item, dict) and set(item) == set(_FINDING_FIELDS), "finding fields")
     _require(item["path"] == path and _position(item["line"]) and _position(item["column"])
              and _position(item["end_line"], True) and _position(item["end_column"], True), "finding position")
@@ -143,7 +143,7 @@ def _tensor(item) -> dict:
     return {name: item[name] for name in _TENSOR_FIELDS}
 
 
-def _site(record, path: str) -> dict:
+def checked_site(record, path: str) -> dict:
     """The record checked, with its fields in `site_record`'s order (the entry's own order is not
     trusted: JSON output must not depend on how an entry was written)."""
     _require(isinstance(record, dict) and set(record) - {"execution"} == set(SITE_FIELDS), "site fields")

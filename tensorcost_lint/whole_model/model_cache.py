@@ -110,7 +110,7 @@ def _require(condition: bool) -> None:
 
 
 def _decode(data) -> ModelOutcome:
-    from ..cache_entries import _check_site, _finding
+    from ..cache_entries import checked_finding, checked_site
 
     _require(isinstance(data, dict) and set(data) == _OUTCOME_FIELDS)
     _require(all(isinstance(data[k], str) for k in ("name", "entry", "entry_path", "mode")))
@@ -128,14 +128,14 @@ def _decode(data) -> ModelOutcome:
     for item in data["sites"]:
         path = item["path"]
         _require(isinstance(path, str) and _int(item["line"], 1) and _int(item["column"], 1))
-        _check_site({**item["record"], "id": 0, "path": path}, path)
+        checked_site({**item["record"], "id": 0, "path": path}, path)
         context = item["context"]
         _require(isinstance(context, dict) and set(context) == {"model", "modules", "executions"})
         _require(isinstance(context["model"], str) and isinstance(context["modules"], list))
         _require(all(isinstance(m, str) for m in context["modules"])
                  and (context["executions"] is None or _int(context["executions"])))
         for found in item["findings"]:
-            _finding({**found, "path": path, "site": None}, path)
+            checked_finding({**found, "path": path, "site": None, "fix": None}, path)
         sites.append(ContextSite(path, item["line"], item["column"], dict(item["record"]), context, list(item["findings"])))
     return ModelOutcome(data["name"], data["entry"], data["entry_path"], data["mode"],
                         tuple(definition) if definition else None, totals, data["budgets"], sites, list(data["files"]))
