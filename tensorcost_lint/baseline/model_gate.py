@@ -8,6 +8,7 @@ import os
 
 from .. import __version__
 from ..files import UnreadableFile, read_source
+from ..whole_model.check_merge import configured_models
 from ..whole_model.model_facts import ModelRegression
 from .collect import CurrentSite
 from .compare import Comparison, MetricChange, compare, grew
@@ -66,7 +67,11 @@ def compare_models(comparison: Comparison, baseline: Baseline, report, resolver,
     current, sites = current_models(report, resolver)
     before = baseline.models or {}
     comparison.new_models = sorted(set(current) - set(before))
-    comparison.removed_models = sorted(set(before) - set(current))
+    # A run that did not analyse the models it has (`check -`, `--fix`) says nothing of removal;
+    # a config without `models:` any more has removed them all.
+    ran = getattr(report, "models", None) is not None
+    if ran or not configured_models(report, resolver):
+        comparison.removed_models = sorted(set(before) - set(current))
     outcomes = {outcome.name: (config, outcome) for config, outcome in report.models.outcomes} if current else {}
     for name in sorted(set(current) & set(before)):
         config, outcome = outcomes[name]

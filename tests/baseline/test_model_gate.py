@@ -93,3 +93,14 @@ def test_a_bigger_regression_budget_lets_the_model_through(tmp_path):
     (project / "model.py").write_text(WIDER)
     ran = _gate(project)
     assert ran.returncode == 0 and "TCL60" not in ran.stdout
+
+
+def test_a_run_that_analyses_no_model_says_nothing_of_the_models(tmp_path):
+    project = make_project(tmp_path)
+    _baseline(project)
+    ran = tensorcost_in(project, "check", "--no-cache", "--baseline", "tensorcost-baseline.json", "-",
+                        "--stdin-filename", "model.py", stdin=MODEL)
+    assert ran.returncode == 0 and "model" not in ran.stdout.split("baseline:", 1)[1]
+    (project / "tensorcost.yaml").write_text((project / "tensorcost.yaml").read_text().split("models:")[0])
+    ran = _gate(project)
+    assert "baseline: removed model `gpt`" in ran.stdout.splitlines()
