@@ -66,10 +66,6 @@ class StorageTracker:
         found = self.layouts.get(id(fact))
         return found[1] if found is not None and found[0] is fact else None
 
-    def storage_of(self, fact) -> Storage | None:
-        layout = self.layout(fact)
-        return None if layout is None else layout.storage
-
     def _set(self, fact, layout: Layout) -> None:
         self.layouts[id(fact)] = (fact, layout)
 
