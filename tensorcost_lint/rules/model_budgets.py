@@ -59,8 +59,8 @@ class ModelBudget(Rule):
                    "# models: {mlp: {..., budgets: {flops: 80000000000}}}")
     known_problems = (
         "A budget whose total the analysis cannot compute gives no finding, and the summary of `tensorcost check` "
-        "says which (`models: note: ...`): `retained_bytes` until the whole-model analysis reports "
-        "`peak_retained_bytes`, `latency_seconds` in training mode (the backward has no bound yet) or without "
+        "says which (`models: note: ...`): `retained_bytes` when the run cannot compute "
+        "`peak_retained_bytes` (a tensor of unknown size; `tensorcost model` says why), `latency_seconds` in training mode (the backward has no bound yet) or without "
         "hardware evidence for some site. The finding is made only when the entry's file is among the files "
         "checked (`tensorcost check .` always is)."
     )

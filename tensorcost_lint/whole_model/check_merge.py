@@ -182,7 +182,7 @@ def _model_findings(config, outcome: ModelOutcome, by_real: dict, added: dict, m
         return
     fact, unchecked = over_budget(outcome.name, outcome.mode, outcome.totals, outcome.budgets)
     for key in unchecked:
-        why = {"retained_bytes": "peak retained bytes are not computed by this version",
+        why = {"retained_bytes": "the peak retained bytes are not known (`tensorcost model` says why)",
                "latency_seconds": "the model has no lower bound (training, or a site without hardware evidence)",
                "flops": "the total FLOPs are not known"}[key]
         merged.notes.append(f"model `{outcome.name}`: budgets.{key} not checked: {why}")

@@ -32,7 +32,7 @@ def test_the_baseline_records_the_models_totals_and_sites_byte_identically(tmp_p
     assert (model["entry"], model["mode"]) == ("model.py:GPT.forward", "inference")
     per_layer = 196608 + 32768 + 32768 + 65536 + 262144 + 262144  # c_attn, q@kᵀ, att@v, c_proj, c_fc, c_proj
     assert model["totals"]["flops"] == model["totals"]["forward_flops"] == 3 * per_layer + 204800
-    assert model["totals"]["backward_flops"] == 0 and model["totals"]["peak_retained_bytes"] is None
+    assert model["totals"]["backward_flops"] == 0 and model["totals"]["peak_retained_bytes"] == 28672
     assert isinstance(model["totals"]["lower_bound_seconds"], str)
     keys = [(s["qualname"], s["expression"], s["module"]) for s in model["sites"]]
     assert ("MLP.forward", "self.c_fc(x)", "h.mlp.c_fc") in keys and ("MLP.forward", "self.c_proj(h)", "h.mlp.c_proj") in keys
@@ -64,7 +64,7 @@ def test_doubling_the_mlp_width_flags_both_projections_and_the_model(tmp_path):
     assert flagged[2] == (
         "model.py:56:5: TCL602 model cost regression: model `gpt` grew past budgets.regression 0%: "
         "FLOPs 2.76 MFLOP → 4.33 MFLOP (×1.57), forward FLOPs 2.76 MFLOP → 4.33 MFLOP (×1.57), "
-        "traffic 472 kB → 669 kB (×1.42), lower bound 140.9 ns → 199.6 ns (×1.42); "
+        "traffic 472 kB → 669 kB (×1.42), peak retained bytes 28.7 kB → 36.9 kB (×1.29), lower bound 140.9 ns → 199.6 ns (×1.42); "
         "reduce the cost, or accept it with `tensorcost baseline`")
     assert ran.stdout.splitlines()[-1] == "baseline: 1 model(s) grew, 2 site(s) grew, 0 new, 0 removed"
 
