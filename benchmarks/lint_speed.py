@@ -108,8 +108,11 @@ def main() -> int:
     flake8_config = ["--tensorcost-config", args.config] if args.config else []
     cache = str(workspace / "cache")
 
-    flake8_alone = best([python, "-c", _FLAKE8_WITHOUT_TENSORCOST, "--jobs", "1", *targets], cwd, args.repeats)
-    flake8_tcl = best([python, "-m", "flake8", "--jobs", "1", *flake8_config, *targets], cwd, args.repeats)
+    # --isolated: no flake8 config file of the working directory or the user's changes either run
+    flake8_alone = best([python, "-c", _FLAKE8_WITHOUT_TENSORCOST, "--isolated", "--jobs", "1", *targets], cwd,
+                        args.repeats)
+    flake8_tcl = best([python, "-m", "flake8", "--isolated", "--jobs", "1", *flake8_config, *targets], cwd,
+                      args.repeats)
     check = [python, "-m", "tensorcost_lint.cli.main", "check", *config, *targets]
     cold = best([*check, "--no-cache"], cwd, args.repeats)
     subprocess.run([*check, "--cache-dir", cache], cwd=cwd, stdout=subprocess.DEVNULL, check=False)

@@ -56,12 +56,14 @@ class _TreeBuilder:
     """Builds the plain tree of one annotation; string offsets count characters from the start of the
     annotation's own text, so no position metadata is needed unless an error is reported."""
 
-    def __init__(self, ctx, text: str) -> None:
+    def __init__(self, ctx, text: str | None) -> None:
         self.ctx = ctx
-        self.text = text
+        self.text = text  # None: every string at offset 0 (the places are wanted only for an error)
         self.cursor = 0
 
     def _offset_of(self, token: str) -> int:
+        if self.text is None:
+            return 0
         found = self.text.find(token, self.cursor)
         if found < 0:
             return 0
@@ -116,9 +118,10 @@ def annotation_text(node, ctx) -> str:
     return ctx.module.code_for_node(node)
 
 
-def to_tree(node: cst.BaseExpression, ctx):
-    """Plain annotation tree of `node`; AString offsets are relative to `annotation_text(node)`."""
-    return _TreeBuilder(ctx, annotation_text(node, ctx)).build(node)
+def to_tree(node: cst.BaseExpression, ctx, offsets: bool = True):
+    """Plain annotation tree of `node`; AString offsets are relative to `annotation_text(node)`.
+    `offsets=False` leaves them 0 and spares generating the annotation's code."""
+    return _TreeBuilder(ctx, annotation_text(node, ctx) if offsets else None).build(node)
 
 
 def text_position(ctx, node, offset: int) -> tuple[int, int]:
@@ -147,9 +150,11 @@ def _dims_from_parsed(parsed, sizes) -> tuple:
 def facts_from_annotation(node: cst.BaseExpression, ctx) -> list[TensorFact] | None:
     """Candidate tensor facts of an annotation, or None if it is not a tensor annotation.
     A bad shape string is reported (Unparseable) at its exact column."""
-    tree = to_tree(node, ctx)
-    result = interpret_annotation(tree, ctx.settings.aliases)
+    # Offsets place only an error: read the annotation without them, and again with them on an error
+    # (the same tree but for the offsets, so the same error).
+    result = interpret_annotation(to_tree(node, ctx, offsets=False), ctx.settings.aliases)
     if result.error is not None:
+        result = interpret_annotation(to_tree(node, ctx), ctx.settings.aliases)
         offset = (result.error_string.start_offset if result.error_string is not None else 0) + (result.error.offset or 0)
         owner = ctx.settings.alias_strings.get(id(result.error_string))  # the bad string is in a module-level alias
         where = text_position(owner[0], owner[1], offset) if owner else text_position(ctx, node, offset)

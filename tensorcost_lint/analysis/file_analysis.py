@@ -17,6 +17,7 @@ import libcst as cst
 from shape_annotations import AString, Const, ShapeError, merge_dim_bindings, parse_pragma
 
 from .annotations import to_tree
+from .cst_parse import parse_module
 from .context import FileFlags, FileSettings, Recorder, UnitContext
 from .facts import DimFact, SelfFact
 from .function_flow import FunctionFlow, analyse_class, analyse_function, is_static, self_for
@@ -109,7 +110,7 @@ def _parse_unit(settings: FileSettings, recorder: Recorder, lines: list[str], st
         newline = "\r\n" if segment.endswith("\r\n") else "\n"
         segment = "if 1:" + newline + segment
         offset -= 1
-    module = cst.parse_module(segment)
+    module = parse_module(segment)
     statement = module.body[0]
     if isinstance(statement, cst.If):
         statement = statement.body.body[0]
@@ -146,7 +147,7 @@ def _strings(tree):
 
 
 def _whole_file(settings: FileSettings, recorder: Recorder, text: str) -> None:
-    module = cst.parse_module(text)
+    module = parse_module(text)
     FunctionFlow(UnitContext(settings, recorder, module), {}).run(module.body)
 
 
