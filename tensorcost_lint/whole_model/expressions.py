@@ -122,6 +122,13 @@ def subscript(interp, node: cst.Subscript):
         return value.items[index] if index is not None and -len(value.items) <= index < len(value.items) else None
     if type(value) in (ModuleList, Sequential):
         return _module_item(interp, value, part)
+    if isinstance(part, cst.Slice) and type(value) is RecordFact:
+        present = library_values.present_values(value)  # `sequence_output, pooled_output = outputs[:2]`
+        bounds = _slice_bounds(part)
+        if present is None or bounds is None:
+            interp.walk(part)
+            return None
+        return SequenceFact(tuple(present[bounds]))
     if isinstance(part, cst.Slice):
         interp.walk(part)
         return None

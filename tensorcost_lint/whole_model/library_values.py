@@ -234,6 +234,13 @@ def record_item(record: RecordFact, key):
     return present[index] if index is not None and -len(present) <= index < len(present) else None
 
 
+def present_values(record: RecordFact):
+    """The ModelOutput's values that are not None, in field order; None when one is unknown."""
+    if not record.model_output or any(value is None for _, value in record.fields):
+        return None
+    return [value for _, value in record.fields if value is not NONE]
+
+
 def _int(key):
     if type(key) is DimFact:
         from shape_annotations import Const
