@@ -12,7 +12,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, evaluate_dim, same_dim, simplify_dim
 
 from ..analysis import shape_ops
-from ..analysis.facts import INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import CONFIG, INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
@@ -207,6 +207,8 @@ def builtin_call(interp, node: cst.Call, args):
         owner, attribute = (interp.eval(value) for value in args.positional)
         if type(owner) is SelfFact and type(attribute) is StringFact and attribute.value in owner.attributes:
             return BoolFact(True)
+        if owner is CONFIG and type(attribute) is StringFact and run.config_values:
+            return BoolFact(library_values.config_has(run, attribute.value))
         return None
     if name == "slice" and len(args.positional) == 2 and not args.keywords:
         lower, upper = (interp.eval(value) for value in args.positional)

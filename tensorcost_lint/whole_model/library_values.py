@@ -82,6 +82,11 @@ def config_attribute(run, name: str, default=_MISSING):
     return DimFact(Sym(name))
 
 
+def config_has(run, name: str) -> bool:
+    """`hasattr(config, name)` for a config read from config.json and its class."""
+    return name in run.config_values or name in run.config_defaults or run.config_names.get(name) in run.config_values
+
+
 def getattr_call(run, interp, args):
     """`getattr(obj, "name", default)` with a literal name."""
     if len(args.positional) not in (2, 3) or args.keywords or args.starred:
