@@ -70,6 +70,9 @@ def config_class_values(tree, source) -> tuple[dict, dict]:
 def config_attribute(run, name: str, default=_MISSING):
     """`config.name`: the config.json value; a field the file does not hold is the dim of its name
     (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
+    assumed = run.assume.get("config." + name, _MISSING)  # `assume: {config._attn_implementation: eager}`
+    if assumed is not _MISSING:
+        return _assumed_fact(assumed)
     values = run.config_values
     if name not in values:
         name = run.config_names.get(name, name)
@@ -265,7 +268,10 @@ def assumed_value(run, ctx, node):
     text = " ".join(ctx.code(node).split())
     if text not in run.assume:
         return None
-    value = run.assume[text]
+    return _assumed_fact(run.assume[text])
+
+
+def _assumed_fact(value):
     if type(value) is bool:
         return BoolFact(value)
     if type(value) is int:

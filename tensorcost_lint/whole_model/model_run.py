@@ -66,16 +66,18 @@ class ModelRun:
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
         self.build_calls = 0  # followed calls below the innermost constructor
+        self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
+        self.whole_floats: dict = {}  # id(ScalarFact of a literal like 1.0) -> (fact, its integer value)
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
-        if self.mode == "training" and type(fact) is TensorFact:
+        if self.mode == "training" and type(fact) is TensorFact and not self.no_grad:
             self.grad[id(fact)] = fact
 
     def needs_grad(self, fact) -> bool:
-        return id(fact) in self.grad and self.grad[id(fact)] is fact
+        return not self.no_grad and id(fact) in self.grad and self.grad[id(fact)] is fact
 
     # -- summaries ---------------------------------------------------------------------------------
     @property
@@ -331,6 +333,8 @@ class ModelRun:
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
         flow = ModelFlow(source.ctx, env, run=self, source=source)
         self.frames.append((node, self_fact))  # what `super()` means inside
+        without_grad = disables_grad(source.ctx, node)
+        self.no_grad += without_grad
         try:
             if isinstance(node.body, cst.IndentedBlock):
                 flow.run(node.body.body)
@@ -339,6 +343,7 @@ class ModelRun:
                     flow.small_statement(small, None)
         finally:
             self.frames.pop()
+            self.no_grad -= without_grad
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
@@ -378,6 +383,19 @@ class ModelRun:
     # -- branches ----------------------------------------------------------------------------------
     def decide(self, interp, node):
         return decide(self, interp, node)
+
+
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad")
+
+
+def disables_grad(ctx, node: cst.FunctionDef) -> int:
+    """1 for a function decorated `@torch.no_grad()` / `@torch.inference_mode()`: FlopCounterMode
+    sees no backward of what runs inside."""
+    for decorator in node.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if ctx.settings.imports.resolve(target) in _NO_GRAD:
+            return 1
+    return 0
 
 
 def _own_forward(run, bound, function) -> bool:
