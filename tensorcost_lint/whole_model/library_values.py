@@ -64,7 +64,37 @@ def config_class_values(tree, source) -> tuple[dict, dict]:
             elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
                     and isinstance(statement.value, ast.Constant):
                 defaults.setdefault(statement.target.id, statement.value.value)
+            elif isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+                for name, value in _init_defaults(statement).items():
+                    defaults.setdefault(name, value)
     return aliases, defaults
+
+
+def _init_defaults(init) -> dict:
+    """Defaults a config's `__init__` gives its attributes (transformers 4.x): `self.x = x` of a
+    parameter with a constant default, and `self.x = kwargs.pop("x", constant)`."""
+    import ast
+
+    arguments = init.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    parameters = {a.arg: d.value for a, d in zip(positional[len(positional) - len(arguments.defaults):],
+                                                  arguments.defaults) if isinstance(d, ast.Constant)}
+    parameters.update({a.arg: d.value for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                       if isinstance(d, ast.Constant)})
+    found = {}
+    for statement in init.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        if isinstance(value, ast.Name) and value.id in parameters:
+            found[target.attr] = parameters[value.id]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
+                and len(value.args) == 2 and all(isinstance(a, ast.Constant) for a in value.args) \
+                and value.args[0].value == target.attr:
+            found[target.attr] = value.args[1].value
+    return found
 
 
 def config_attribute(run, name: str, default=_MISSING):
