@@ -100,6 +100,14 @@ class SelfFact:
         self.attributes = attributes
 
 
+@dataclass(frozen=True, slots=True)
+class IntFact:
+    """A Python integer that is not a size (`0`, `-1`): a whole-model run reads `logits_to_keep=0`
+    and `slice(-k, None)` with it; in arithmetic with a tensor it is a number like ScalarFact."""
+
+    value: int
+
+
 class InferDim:
     """The `-1` of a shape tuple built in code (`(-1,) + x.shape[1:]`), which view/reshape solve."""
 
@@ -143,11 +151,12 @@ def elementwise(left, right, sizes):
     """Broadcasting arithmetic: the result has the broadcast shape; a scalar side keeps the other."""
     tensors = [f for f in (left, right) if type(f) is TensorFact]
     if not tensors:
-        return ScalarFact() if type(left) in (ScalarFact, DimFact) and type(right) in (ScalarFact, DimFact) else None
+        numbers = (ScalarFact, DimFact, IntFact)
+        return ScalarFact() if type(left) in numbers and type(right) in numbers else None
     if len(tensors) == 1:
         tensor = tensors[0]
         other = right if tensor is left else left
-        if type(other) in (ScalarFact, DimFact):
+        if type(other) in (ScalarFact, DimFact, IntFact):
             return tensor.with_shape(tensor.shape)
         return TensorFact(None, None, framework=tensor.framework)
     shape = shape_ops.broadcast(left.shape, right.shape, sizes)

@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import evaluate_dim
 
 from ..analysis.literals import int_value
-from ..analysis.facts import DimFact, ScalarFact, SelfFact, StringFact, TensorFact
+from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from .model_flow import decide_literal
 from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
@@ -43,12 +43,16 @@ def _compare(run, interp, node):
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
-        known = left is NONE or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
-                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction)
+        known = left is NONE or left is CONFIG or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
+                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction,
+                                                                SequenceFact)
         if not known:
             return None
         same = left is NONE
         return same if isinstance(operator, cst.Is) else not same
+    if isinstance(operator, (cst.In, cst.NotIn)):
+        contained = _contains(left, right)
+        return None if contained is None else contained == isinstance(operator, cst.In)
     symbol = _COMPARE.get(type(operator))
     values = [_number(n) if _number(n) is not None else _value(run, f)
               for n, f in ((node.left, left), (target.comparator, right))]
@@ -84,4 +88,15 @@ def _value(run, fact):
         return int(fact.value)
     if type(fact) is IntFact:
         return fact.value
+    return None
+
+
+def _contains(item, container):
+    """`"dynamic" in self.rope_type`, `key in mapping` with known strings."""
+    if type(item) is not StringFact:
+        return None
+    if type(container) is StringFact:
+        return item.value in container.value
+    if type(container) is MappingFact:
+        return item.value in dict(container.items)
     return None

@@ -12,7 +12,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, evaluate_dim, same_dim, simplify_dim
 
 from ..analysis import shape_ops
-from ..analysis.facts import INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import CONFIG, INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
@@ -78,10 +78,27 @@ def sequence_literal(interp, node):
     return SequenceFact(tuple(items))
 
 
+MAX_REPEATED_ITEMS = 4096
+
+
 def concatenate(left, right):
     if type(left) is SequenceFact and type(right) is SequenceFact:
         return SequenceFact(left.items + right.items)
     return UNHANDLED
+
+
+def repeat_sequence(run, left, right):
+    """`[None] * num_hidden_layers`: the items repeated, when the count is known (and bounded)."""
+    sequence, count = (left, right) if type(left) is SequenceFact else (right, left)
+    if type(sequence) is not SequenceFact or type(count) is not DimFact:
+        return UNHANDLED
+    try:
+        times = evaluate_dim(count.dim, run.sizes)
+    except Exception:  # noqa: BLE001 - an unbound count: unknown
+        return None
+    if times is None or times * len(sequence.items) > MAX_REPEATED_ITEMS:
+        return None
+    return SequenceFact(sequence.items * times)
 
 
 def _slice_bounds(node: cst.Slice):
@@ -119,9 +136,18 @@ def subscript(interp, node: cst.Subscript):
         index = int_value(part.value)
         if index is None:
             interp.eval(part.value)
-        return value.items[index] if index is not None and -len(value.items) <= index < len(value.items) else None
+            items = value.items  # `head_mask[i]` of `[None] * n`: any index reads the one value
+            return items[0] if items and all(item is items[0] or item == items[0] for item in items) else None
+        return value.items[index] if -len(value.items) <= index < len(value.items) else None
     if type(value) in (ModuleList, Sequential):
         return _module_item(interp, value, part)
+    if isinstance(part, cst.Slice) and type(value) is RecordFact:
+        present = library_values.present_values(value)  # `sequence_output, pooled_output = outputs[:2]`
+        bounds = _slice_bounds(part)
+        if present is None or bounds is None:
+            interp.walk(part)
+            return None
+        return SequenceFact(tuple(present[bounds]))
     if isinstance(part, cst.Slice):
         interp.walk(part)
         return None
@@ -142,13 +168,19 @@ def _whole_slices(interp, element):
     """An index that is a name bound to `slice(0, None)` reads as `:`; a slice from a name bound to
     0 (`x[:, cache_length:seq + cache_length]`) starts at the start."""
     part = element.slice
-    if isinstance(part, cst.Slice) and isinstance(part.lower, cst.Name) and part.step is None:
-        lower = interp.env.get(part.lower.value)
+    if isinstance(part, cst.Slice) and part.step is None and _plain_name(part.lower):
+        lower = interp.eval(part.lower)  # `x[:, -num_logits_to_keep:, :]` with num_logits_to_keep 0
         if type(lower) is IntFact and lower.value == 0:
             return element.with_changes(slice=part.with_changes(lower=None))
     if isinstance(part, cst.Index) and isinstance(part.value, cst.Name) and interp.env.get(part.value.value) is WHOLE_SLICE:
         return element.with_changes(slice=cst.Slice(lower=None, upper=None))
     return element
+
+
+def _plain_name(node) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Name)
 
 
 def _module_item(interp, modules, part):
@@ -202,6 +234,8 @@ def builtin_call(interp, node: cst.Call, args):
         return UNHANDLED if decided is None else BoolFact(decided)
     if name == "len" and len(args.positional) == 1 and not args.keywords:
         fact = interp.eval(args.positional[0])
+        if type(fact) is MappingFact:
+            return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
         if type(fact) is SequenceFact:
             return DimFact(Const(len(fact.items))) if fact.items else None
         if type(fact) is ModuleList:
@@ -216,6 +250,8 @@ def builtin_call(interp, node: cst.Call, args):
         owner, attribute = (interp.eval(value) for value in args.positional)
         if type(owner) is SelfFact and type(attribute) is StringFact and attribute.value in owner.attributes:
             return BoolFact(True)
+        if owner is CONFIG and type(attribute) is StringFact and run.config_values:
+            return BoolFact(library_values.config_has(run, attribute.value))
         return None
     if name == "slice" and len(args.positional) == 2 and not args.keywords:
         lower, upper = (interp.eval(value) for value in args.positional)
@@ -277,3 +313,14 @@ def _int_of(interp, node):
         return ScalarFact()
     fact = interp.eval(node)
     return fact if type(fact) is DimFact else ScalarFact()
+
+
+def scale_by_whole_float(run, left, right):
+    """A dim times a literal whole float (`head_dim * 1.0`) is a dim; None otherwise."""
+    for dim, other in ((left, right), (right, left)):
+        if type(dim) is DimFact and type(other) is ScalarFact:
+            found = run.whole_floats.get(id(other))
+            if found is not None and found[0] is other:
+                factor = found[1]
+                return dim if factor == 1 else DimFact(simplify_dim(BinOp("*", dim.dim, Const(factor))))
+    return None

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..analysis.facts import IntFact  # noqa: F401 - re-exported: the values of library-style code
+
 
 @dataclass(frozen=True)
 class MappingFact:
@@ -58,13 +60,6 @@ class SuperRef:
 
     self_fact: object
     method: object  # cst.FunctionDef running when super() was called
-
-
-@dataclass(frozen=True)
-class IntFact:
-    """An integer that is not a size (`0`, `-1`): `logits_to_keep=0`, `slice(-k, None)`."""
-
-    value: int
 
 
 class WholeSlice:

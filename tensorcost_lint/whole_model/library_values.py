@@ -64,12 +64,45 @@ def config_class_values(tree, source) -> tuple[dict, dict]:
             elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
                     and isinstance(statement.value, ast.Constant):
                 defaults.setdefault(statement.target.id, statement.value.value)
+            elif isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+                for name, value in _init_defaults(statement).items():
+                    defaults.setdefault(name, value)
     return aliases, defaults
+
+
+def _init_defaults(init) -> dict:
+    """Defaults a config's `__init__` gives its attributes (transformers 4.x): `self.x = x` of a
+    parameter with a constant default, and `self.x = kwargs.pop("x", constant)`."""
+    import ast
+
+    arguments = init.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    parameters = {a.arg: d.value for a, d in zip(positional[len(positional) - len(arguments.defaults):],
+                                                  arguments.defaults) if isinstance(d, ast.Constant)}
+    parameters.update({a.arg: d.value for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                       if isinstance(d, ast.Constant)})
+    found = {}
+    for statement in init.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        if isinstance(value, ast.Name) and value.id in parameters:
+            found[target.attr] = parameters[value.id]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
+                and len(value.args) == 2 and all(isinstance(a, ast.Constant) for a in value.args) \
+                and value.args[0].value == target.attr:
+            found[target.attr] = value.args[1].value
+    return found
 
 
 def config_attribute(run, name: str, default=_MISSING):
     """`config.name`: the config.json value; a field the file does not hold is the dim of its name
     (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
+    assumed = run.assume.get("config." + name, _MISSING)  # `assume: {config._attn_implementation: eager}`
+    if assumed is not _MISSING:
+        return _assumed_fact(assumed)
     values = run.config_values
     if name not in values:
         name = run.config_names.get(name, name)
@@ -80,6 +113,11 @@ def config_attribute(run, name: str, default=_MISSING):
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))
+
+
+def config_has(run, name: str) -> bool:
+    """`hasattr(config, name)` for a config read from config.json and its class."""
+    return name in run.config_values or name in run.config_defaults or run.config_names.get(name) in run.config_values
 
 
 def getattr_call(run, interp, args):
@@ -236,6 +274,13 @@ def record_item(record: RecordFact, key):
     return present[index] if index is not None and -len(present) <= index < len(present) else None
 
 
+def present_values(record: RecordFact):
+    """The ModelOutput's values that are not None, in field order; None when one is unknown."""
+    if not record.model_output or any(value is None for _, value in record.fields):
+        return None
+    return [value for _, value in record.fields if value is not NONE]
+
+
 def _int(key):
     if type(key) is DimFact:
         from shape_annotations import Const
@@ -255,7 +300,10 @@ def assumed_value(run, ctx, node):
     text = " ".join(ctx.code(node).split())
     if text not in run.assume:
         return None
-    value = run.assume[text]
+    return _assumed_fact(run.assume[text])
+
+
+def _assumed_fact(value):
     if type(value) is bool:
         return BoolFact(value)
     if type(value) is int:

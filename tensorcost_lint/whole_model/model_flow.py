@@ -136,6 +136,13 @@ class ModelEvaluator(Evaluator):
             return left  # `seq_length + cache_length` with cache_length 0
         if type(left) is IntFact and left.value == 0 and isinstance(operator, cst.Add):
             return right
+        if isinstance(operator, cst.Multiply):
+            scaled = expressions.scale_by_whole_float(self.run, left, right)  # `int(head_dim * 1.0)`
+            if scaled is not None:
+                return scaled
+            repeated = expressions.repeat_sequence(self.run, left, right)
+            if repeated is not UNHANDLED:
+                return repeated
         left, right = (ScalarFact() if type(f) is IntFact else f for f in (left, right))
         if isinstance(operator, cst.Add):
             joined = expressions.concatenate(left, right)
@@ -224,6 +231,13 @@ class ModelEvaluator(Evaluator):
             return UNHANDLED
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)
+        if isinstance(func, cst.Subscript) and _pure(func.value) and all(
+                isinstance(e.slice, cst.Index) and expressions.is_plain(e.slice.value) for e in func.slice):
+            callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`
+            if type(callee) is ClassRef:
+                return run.construct(self, node, callee, args)
+            if type(callee) is FunctionRef:
+                return run.call_function(self, node, callee, args)
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -270,6 +284,9 @@ def _arange(interp, args):
             interp.eval(value)
     positional = args.positional
     starts_at_zero = len(positional) == 1 or (isinstance(positional[0], cst.Integer) and positional[0].value == "0")
+    if not starts_at_zero and len(positional) in (2, 3) and isinstance(positional[0], cst.Name):
+        start = interp.eval(positional[0])  # `torch.arange(past_seen_tokens, past_seen_tokens + n)` from 0
+        starts_at_zero = type(start) is IntFact and start.value == 0
     if starts_at_zero and len(positional) in (1, 2, 3):
         length = interp.dim_of(positional[-1] if len(positional) < 3 else positional[1])
         step = int_value(positional[2]) if len(positional) == 3 else 1

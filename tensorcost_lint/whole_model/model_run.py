@@ -74,13 +74,15 @@ class ModelRun:
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
         self.build_calls = 0  # followed calls below the innermost constructor
+        self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
+        self.whole_floats: dict = {}  # id(ScalarFact of a literal like 1.0) -> (fact, its integer value)
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
-        if self.mode == "training" and type(fact) is TensorFact:
+        if self.mode == "training" and type(fact) is TensorFact and not self.no_grad:
             self.grad[id(fact)] = fact
 
     def parametrised(self, module):
@@ -93,7 +95,7 @@ class ModelRun:
         return self.with_parameters.get(id(module)) is module
 
     def needs_grad(self, fact) -> bool:
-        return id(fact) in self.grad and self.grad[id(fact)] is fact
+        return not self.no_grad and id(fact) in self.grad and self.grad[id(fact)] is fact
 
     # -- summaries ---------------------------------------------------------------------------------
     @property
@@ -437,6 +439,8 @@ class ModelRun:
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
         flow = ModelFlow(source.ctx, env, run=self, source=source)
         self.frames.append((node, self_fact))  # what `super()` means inside
+        without_grad = disables_grad(source.ctx, node)
+        self.no_grad += without_grad
         try:
             if isinstance(node.body, cst.IndentedBlock):
                 flow.run(node.body.body)
@@ -445,6 +449,7 @@ class ModelRun:
                     flow.small_statement(small, None)
         finally:
             self.frames.pop()
+            self.no_grad -= without_grad
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
@@ -496,6 +501,19 @@ class ModelRun:
     # -- branches ----------------------------------------------------------------------------------
     def decide(self, interp, node):
         return decide(self, interp, node)
+
+
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad")
+
+
+def disables_grad(ctx, node: cst.FunctionDef) -> int:
+    """1 for a function decorated `@torch.no_grad()` / `@torch.inference_mode()`: FlopCounterMode
+    sees no backward of what runs inside."""
+    for decorator in node.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if ctx.settings.imports.resolve(target) in _NO_GRAD:
+            return 1
+    return 0
 
 
 def _own_forward(run, bound, function) -> bool:

@@ -1,5 +1,6 @@
 """Registries: module-level objects that map string keys to functions or classes
-(`ALL_ATTENTION_FUNCTIONS.get_interface(key, eager_attention_forward)`, `ACT2FN[config.hidden_act]`).
+(`ALL_ATTENTION_FUNCTIONS.get_interface(key, eager_attention_forward)`, `ACT2FN[config.hidden_act]`,
+a plain dict such as `LLAMA_ATTENTION_CLASSES[config._attn_implementation]`).
 
 A lookup with a key the analysis knows (a string from the config, or one `assume` gives) returns
 the registered value, read from the dict literal the registry is built from (its class's
@@ -25,6 +26,8 @@ def registry(run, source, name: str):
     if found is None:
         return None
     home, value = found
+    if isinstance(value, ast.Dict):  # `LLAMA_ATTENTION_CLASSES = {"eager": LlamaAttention, ...}`
+        return RegistryRef(home, name, None, tuple(_items(value, home)), False)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
     mapping = None

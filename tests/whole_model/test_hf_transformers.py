@@ -25,6 +25,9 @@ COMMON = dict(vocab_size=101, hidden_size=32, num_hidden_layers=2, num_attention
 MODELS = {
     "gpt2": ("models/gpt2/modeling_gpt2.py", "GPT2LMHeadModel",
              lambda: transformers.GPT2Config(vocab_size=101, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
+    "gpt2-upcast": ("models/gpt2/modeling_gpt2.py", "GPT2LMHeadModel",
+                    lambda: transformers.GPT2Config(vocab_size=101, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                                    reorder_and_upcast_attn=True)),
     "bert": ("models/bert/modeling_bert.py", "BertModel", lambda: transformers.BertConfig(**COMMON)),
     "llama": ("models/llama/modeling_llama.py", "LlamaForCausalLM",
               lambda: transformers.LlamaConfig(num_key_value_heads=2, **COMMON)),
@@ -33,6 +36,9 @@ MODELS = {
     "qwen2": ("models/qwen2/modeling_qwen2.py", "Qwen2ForCausalLM",
               lambda: transformers.Qwen2Config(num_key_value_heads=2, **COMMON)),
 }
+# `using_eager = self.config._attn_implementation == "eager"` picks GPT-2's upcast path (torch.baddbmm):
+# the key is not in config.json, so `assume` names it
+ASSUME = {"gpt2-upcast": ", 'self.config._attn_implementation': eager"}
 
 
 def _reference(name: str, config) -> tuple[int, int]:
@@ -62,7 +68,8 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, name):
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
     models = "".join(
         f"  {mode}: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, dims_from: config.json, "
-        f"mode: {mode}, assume: {{'attention_mask is not None': false}}}}\n" for mode in ("inference", "training"))
+        f"mode: {mode}, assume: {{'attention_mask is not None': false{ASSUME.get(name, '')}}}}}\n"
+        for mode in ("inference", "training"))
     (tmp_path / "tensorcost.yaml").write_text(
         f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\nmodels:\n{models}")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
@@ -76,6 +83,8 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, name):
         assert result["unresolved_sites"] == 0
         modeling = [s for s in result["sites"] if s["path"].endswith(path.rsplit("/", 1)[-1])]
         assert modeling and all(s["resolved"] for s in modeling)
+    if name == "gpt2-upcast":
+        assert any(s["expression"].startswith("torch.baddbmm(") for s in results["inference"]["sites"])
 
 
 def test_layers_run_once_per_configured_layer(tmp_path, capsys):

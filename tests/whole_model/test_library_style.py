@@ -40,9 +40,10 @@ def _run(tmp_path, capsys, config: TinyConfig, *more: str) -> dict:
     return json.loads(capsys.readouterr().out)["models"][0]
 
 
-@pytest.mark.parametrize("act", ["gelu", "relu2"])
-def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act):
-    config = TinyConfig(n_embd=16, n_layer=3, n_head=2, vocab_size=37, hidden_act=act)
+@pytest.mark.parametrize(("act", "extra_proj"), [("gelu", False), ("relu2", True)])
+def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act, extra_proj):
+    """`extra_proj` is an `__init__` default config.json leaves out when false: read, not undecided."""
+    config = TinyConfig(n_embd=16, n_layer=3, n_head=2, vocab_size=37, hidden_act=act, extra_proj=extra_proj)
     inference, training = _reference(config)
     result = _run(tmp_path, capsys, config)
     assert result["totals"]["flops"] == inference
@@ -52,7 +53,12 @@ def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act):
     assert addmm["executions"] == 3 and addmm["flops"] == 3 * 2 * BATCH * STEPS * 16 * 48
     scores = sites[("model.h.attn", "torch.matmul(query, key.transpose(-1, -2))")]
     assert scores["path"].endswith("hfstyle/modeling_tiny.py") and scores["executions"] == 3
+    rotary = sites[("model.rotary", "inv @ positions")]  # under @torch.no_grad(): no backward
+    assert rotary["executions"] == 1 and rotary["flops"] == 2 * 8 * STEPS
+    assert (("extra", "self.extra(hidden_states)") in sites) == extra_proj
     trained = _run(tmp_path, capsys, config, "--mode", "training")
+    assert {(s["module"], s["expression"]): s for s in trained["sites"]}[("model.rotary", "inv @ positions")][
+        "flops"] == 2 * 8 * STEPS
     assert trained["totals"]["flops"] == training
     assert trained["totals"]["forward_flops"] == inference
 
