@@ -16,6 +16,7 @@ transformers = pytest.importorskip("transformers")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.test_retained_bytes import saved_storage_bytes  # noqa: E402
 
 BATCH, SEQ = 2, 8
 SOURCE = Path(importlib.util.find_spec("transformers").origin).parent
@@ -41,9 +42,11 @@ MODELS = {
 ASSUME = {"gpt2-upcast": ", 'self.config._attn_implementation': eager"}
 
 
-def _reference(name: str, config) -> tuple[int, int]:
-    """(inference FLOPs, training FLOPs) as FlopCounterMode counts them: the forward, then the
-    forward and the backward of a loss over every output."""
+def _reference(name: str, config) -> tuple[int, int, int]:
+    """(inference FLOPs, training FLOPs, training retained bytes): FlopCounterMode's counts of the
+    forward, then of the forward and the backward of a loss over every output; and the bytes of the
+    distinct non-parameter storages autograd saved for the contractions and attention by the end
+    of that forward."""
     config._attn_implementation = "eager"
     torch.manual_seed(0)
     model = getattr(transformers, MODELS[name][1])(config)
@@ -56,8 +59,9 @@ def _reference(name: str, config) -> tuple[int, int]:
     with FlopCounterMode(display=False) as counter:
         outputs = model(input_ids=ids)
         loss = sum(value.float().sum() for value in outputs.values() if isinstance(value, torch.Tensor))
+        retained = saved_storage_bytes(loss, model)  # before the backward frees what was saved
         loss.backward()
-    return inference, counter.get_total_flops()
+    return inference, counter.get_total_flops(), retained
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -74,11 +78,12 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, name):
         f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\nmodels:\n{models}")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
     results = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
-    inference, training = _reference(name, make_config())
+    inference, training, retained = _reference(name, make_config())
     assert results["inference"]["totals"]["flops"] == inference
     assert results["inference"]["totals"]["flops_range"] == [inference, inference]
     assert results["training"]["totals"]["flops"] == training
     assert results["training"]["totals"]["forward_flops"] == inference
+    assert results["training"]["totals"]["peak_retained_bytes"] == retained
     for result in results.values():
         assert result["unresolved_sites"] == 0
         modeling = [s for s in result["sites"] if s["path"].endswith(path.rsplit("/", 1)[-1])]

@@ -18,7 +18,7 @@ LLAMA = "tests/whole_model/fixtures/tinyllama/model.py"
 GPT_DIMS = {"n_layer": 2, "n_head": 4, "n_embd": 32, "vocab_size": 101, "block_size": 64, "B": 2, "T": 16}
 LLAMA_DIMS = {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "hidden_size": 32,
               "intermediate_size": 64, "vocab_size": 101, "B": 2, "T": 16}
-_CONTRACTION_NODES = ("MmBackward", "AddmmBackward", "BmmBackward", "AttentionBackward", "AttentionForCpuBackward")
+_CONTRACTION_NODES = ("MmBackward", "AddmmBackward", "BmmBackward", "BaddbmmBackward", "AddbmmBackward", "AttentionBackward", "AttentionForCpuBackward")
 
 
 def saved_storage_bytes(loss, model) -> int:
