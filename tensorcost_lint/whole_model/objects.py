@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shape_annotations import evaluate_dim
+
 
 @dataclass(frozen=True)
 class BoolFact:
@@ -119,3 +121,14 @@ class Checkpointed:
     module: str  # the module path the call is in
     inputs: tuple  # the input tensor facts
     entries: list = field(default_factory=list)
+
+
+def known_count(dim, sizes: dict):
+    """A `Repeat`'s trip count under `sizes`, or None when it is unbound or negative (unknown)."""
+    if dim is None:
+        return None
+    try:
+        value = evaluate_dim(dim, sizes)
+    except Exception:  # noqa: BLE001 - an unbound count is unknown
+        return None
+    return value if value is not None and value >= 0 else None

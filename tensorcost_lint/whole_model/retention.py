@@ -24,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from estimator import lookup_dtype
-from shape_annotations import evaluate_dim
 
-from .objects import Checkpointed, Choice, Created, Repeat, SiteEntry
+from .objects import Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 from .saved_tensors import OUTPUT
 
 MAX_COUNT = 2**63 - 1
@@ -47,15 +46,6 @@ def _nbytes(storage, default_dtype: str) -> int | None:
     size = _itemsize(storage, default_dtype)
     return None if size is None or storage.numel is None else storage.numel * size
 
-
-def _count(dim, sizes):
-    if dim is None:
-        return None
-    try:
-        value = evaluate_dim(dim, sizes)
-    except Exception:  # noqa: BLE001 - an unbound count is unknown
-        return None
-    return value if value is not None and value >= 0 else None
 
 
 def _resolve(storages, memory):
@@ -118,7 +108,7 @@ class _Training:
                     for storage in _resolve(entry.memory.saved(entry.grads), entry.memory):
                         self.save(storage, executions, entry.module)
             elif kind is Repeat:
-                count = _count(entry.count, self.sizes)
+                count = known_count(entry.count, self.sizes)
                 inner = None if executions is None or count is None else executions * count
                 for storage in entry.carried:
                     self.instances.create(storage, inner)

@@ -198,54 +198,35 @@ class SourceTree:
                     return file
         return None
 
-    def definition(self, source: SourceFile, name: str, depth: int = 0):
+    def definition(self, source: SourceFile, name: str):
         """(file, definition) that `name` means in `source`: its own, or one it imports from the tree."""
-        if name in source.definitions:
-            return source, source.definitions[name]
-        imported = source.from_imports.get(name)
-        if imported is None or depth > 8:
-            return None
-        level, module, original = imported
-        file = self.module_file(source.path, level, module)
-        if file is None:
-            return None
-        try:
-            target = self.load(file)
-        except SourceError:
-            return None
-        return self.definition(target, original, depth + 1)
+        return self._follow(source, name, lambda file, n: file.definitions.get(n), stop_at_definitions=False)
 
-    def global_value(self, source: SourceFile, name: str, depth: int = 0):
+    def global_value(self, source: SourceFile, name: str):
         """(file, ast value) of a top-level `name = Call(...)` or `name = {...}` that `name` means in
         `source`: its own, or one it imports from the tree."""
-        if name in source.values:
-            return source, source.values[name]
-        imported = source.from_imports.get(name)
-        if imported is None or depth > 8 or name in source.definitions:
-            return None
-        level, module, original = imported
-        file = self.module_file(source.path, level, module)
-        if file is None:
-            return None
-        try:
-            target = self.load(file)
-        except SourceError:
-            return None
-        return self.global_value(target, original, depth + 1)
+        return self._follow(source, name, lambda file, n: file.values.get(n), stop_at_definitions=True)
 
-    def class_ast(self, source: SourceFile, name: str, depth: int = 0):
+    def class_ast(self, source: SourceFile, name: str):
         """(file, ast.ClassDef) of the class `name` means in `source`."""
-        if name in source.classes:
-            return source, source.classes[name]
-        imported = source.from_imports.get(name)
-        if imported is None or depth > 8:
-            return None
-        level, module, original = imported
-        file = self.module_file(source.path, level, module)
-        if file is None:
-            return None
-        try:
-            target = self.load(file)
-        except SourceError:
-            return None
-        return self.class_ast(target, original, depth + 1)
+        return self._follow(source, name, lambda file, n: file.classes.get(n), stop_at_definitions=False)
+
+    def _follow(self, source: SourceFile, name: str, own, stop_at_definitions: bool):
+        """(file, what `own(file, name)` finds) in `source` or through its `from … import` chain (at
+        most 8 files deep: a re-export loop ends)."""
+        for _ in range(10):
+            found = own(source, name)
+            if found is not None:
+                return source, found
+            imported = source.from_imports.get(name)
+            if imported is None or (stop_at_definitions and name in source.definitions):
+                return None
+            level, module, name = imported
+            file = self.module_file(source.path, level, module)
+            if file is None:
+                return None
+            try:
+                source = self.load(file)
+            except SourceError:
+                return None
+        return None

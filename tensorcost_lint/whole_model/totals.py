@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from shape_annotations import evaluate_dim
 
 from ..rules import describe
 from ..site_costs import cost_site
-from .objects import Checkpointed, Choice, Repeat, SiteEntry, Visit
+from .objects import Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
 
 MAX_COUNT = 2**63 - 1
 
@@ -132,7 +131,7 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             known = result.visits.get(entry.module, 0)
             result.visits[entry.module] = None if known is None or executions is None else known + executions
         elif type(entry) is Repeat:
-            count = _count(entry.count, sizes)
+            count = known_count(entry.count, sizes)
             inner = None if executions is None or count is None else _checked(executions * count, "executions")
             part.add(_walk(entry.entries, inner, sizes, config, training, result,
                            reason or (entry.reason if count is None else None), recompute))
@@ -159,12 +158,3 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             part.add(chosen)
     return part
 
-
-def _count(dim, sizes):
-    if dim is None:
-        return None
-    try:
-        value = evaluate_dim(dim, sizes)
-    except Exception:  # noqa: BLE001 - an unbound count is unknown
-        return None
-    return value if value is not None and value >= 0 else None
