@@ -10,7 +10,7 @@ from shape_annotations import evaluate_dim
 
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
-from .model_flow import decide_literal
+from .expressions import decide_literal
 from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
 

@@ -21,14 +21,8 @@ from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, Regi
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
 
 
-def truth(run, fact):
-    """A value's truth when known (`x or default`), else None."""
-    if type(fact) is DimFact:
-        try:
-            value = evaluate_dim(fact.dim, run.sizes)
-        except Exception:  # noqa: BLE001 - an unbound dim has no known truth
-            return None
-        return None if value is None else value != 0
+def decide_literal(fact):
+    """A branch condition's truth from what is known of its value, or None."""
     if type(fact) is BoolFact:
         return fact.value
     if type(fact) is IntFact:
@@ -37,8 +31,24 @@ def truth(run, fact):
         return False
     if type(fact) is StringFact:
         return bool(fact.value)
-    if type(fact) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, FunctionRef, ClassRef,
-                      RegistryRef, TorchFunction, python_values.Partial) or python_values.is_module_value(fact):
+    if type(fact) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, FunctionRef, ClassRef):
+        return True
+    return None
+
+
+def truth(run, fact):
+    """A value's truth when known (`x or default`), else None: what a branch condition decides, and
+    also a dim's size and the callables and modules the library idioms make."""
+    if type(fact) is DimFact:
+        try:
+            value = evaluate_dim(fact.dim, run.sizes)
+        except Exception:  # noqa: BLE001 - an unbound dim has no known truth
+            return None
+        return None if value is None else value != 0
+    decided = decide_literal(fact)
+    if decided is not None:
+        return decided
+    if type(fact) in (RegistryRef, TorchFunction, python_values.Partial) or python_values.is_module_value(fact):
         return True
     return None
 

@@ -12,7 +12,7 @@ from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
 from ..analysis.calls import call_module, module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
+from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, \
     TensorFact
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
@@ -553,18 +553,3 @@ def _at_least_one(dim, sizes) -> bool:
     except Exception:  # noqa: BLE001 - an unbound dim is simply not known to be >= 1
         return False
     return value is not None and value >= 1
-
-
-def decide_literal(fact):
-    """A branch condition's truth from what is known of its value, or None."""
-    if type(fact) is BoolFact:
-        return fact.value
-    if type(fact) is IntFact:
-        return fact.value != 0
-    if fact is NONE:
-        return False
-    if type(fact) is StringFact:
-        return bool(fact.value)
-    if type(fact) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, FunctionRef, ClassRef):
-        return True
-    return None
