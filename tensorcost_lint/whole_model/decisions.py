@@ -10,6 +10,7 @@ from shape_annotations import evaluate_dim
 
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
+from . import known_values
 from .expressions import decide_literal
 from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
@@ -39,14 +40,19 @@ def decide(run, interp, node):
 def _compare(run, interp, node):
     target = node.comparisons[0]
     left, right = interp.eval(node.left), interp.eval(target.comparator)
-    operator = target.operator
+    return decide_values(run, target.operator, left, node.left, right, target.comparator)
+
+
+def decide_values(run, operator, left, left_node, right, right_node):
+    """`left <operator> right` from the operands' facts (and their nodes, for literal numbers that
+    facts keep only as sizes), or None when it is not known."""
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
         known = left is NONE or left is CONFIG or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
                                                IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction,
                                                                 SequenceFact)
-        if not known:
+        if not known and not known_values.is_object(left):
             return None
         same = left is NONE
         return same if isinstance(operator, cst.Is) else not same
@@ -55,7 +61,7 @@ def _compare(run, interp, node):
         return None if contained is None else contained == isinstance(operator, cst.In)
     symbol = _COMPARE.get(type(operator))
     values = [_number(n) if _number(n) is not None else _value(run, f)
-              for n, f in ((node.left, left), (target.comparator, right))]
+              for n, f in ((left_node, left), (right_node, right))]
     if symbol is None or None in values:
         return None
     a, b = values
@@ -99,4 +105,6 @@ def _contains(item, container):
         return item.value in container.value
     if type(container) is MappingFact:
         return item.value in dict(container.items)
+    if type(container) is SequenceFact and all(type(i) is StringFact or i is NONE for i in container.items):
+        return any(type(i) is StringFact and i.value == item.value for i in container.items)  # `t in ('a', 'c')`
     return None

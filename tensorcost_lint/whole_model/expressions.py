@@ -16,7 +16,7 @@ from ..analysis.facts import CONFIG, INFER_DIM, DimFact, ModuleFact, ScalarFact,
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import library_values, python_values, registries
+from . import known_values, library_values, python_values, registries
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
 
@@ -33,7 +33,7 @@ def decide_literal(fact):
         return bool(fact.value)
     if type(fact) in (SelfFact, ModuleFact, ModuleList, ModuleDict, Sequential, Embedding, FunctionRef, ClassRef):
         return True
-    return None
+    return known_values.truth(fact)  # a known tuple, list, dict or iterator
 
 
 def truth(run, fact):

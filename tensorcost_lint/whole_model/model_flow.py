@@ -12,12 +12,12 @@ from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
 from ..analysis.calls import call_module, module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, \
+from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
     TensorFact
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import expressions, library_layers, library_values, python_values, registries
+from . import expressions, known_values, library_layers, library_values, python_values, registries
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
@@ -86,7 +86,7 @@ class ModelEvaluator(Evaluator):
         return IntFact(value) if value is not None and value <= 0 else super()._eval_Integer(node)
 
     def _eval_Float(self, node: cst.Float):
-        return python_values.float_literal(node) or super()._eval_Float(node)
+        return known_values.zero_float(node) or python_values.float_literal(node) or super()._eval_Float(node)
 
     def _eval_UnaryOperation(self, node):
         if isinstance(node.operator, cst.Not):  # `project_out = not (heads == 1 and dim_head == dim)`
@@ -111,7 +111,13 @@ class ModelEvaluator(Evaluator):
             decided = self.run.decide(self, node)  # `is_cross_attention = encoder_hidden_states is not None`
             if decided is not None:
                 return BoolFact(decided)
+        known = known_values.compare(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
+        if known is not UNHANDLED and known is not None:
+            return known
         return super()._eval_Comparison(node)
+
+    def _eval_FormattedString(self, node):
+        return known_values.formatted_string(self, node)
 
     def _eval_Dict(self, node):
         return expressions.dict_literal(self, node)
@@ -126,12 +132,28 @@ class ModelEvaluator(Evaluator):
         return python_values.empty_list(self) if not node.elements else expressions.sequence_literal(self, node)
 
     def _eval_ListComp(self, node: cst.ListComp):
-        return python_values.comprehension(self, node)
+        known = known_values.comprehension(self, node)  # over a known sequence: item by item
+        return python_values.comprehension(self, node) if known is UNHANDLED else known
+
+    def _eval_GeneratorExp(self, node: cst.GeneratorExp):
+        known = known_values.comprehension(self, node)
+        return python_values.comprehension(self, node) if known is UNHANDLED else known
+
+    def _eval_DictComp(self, node: cst.DictComp):
+        known = known_values.comprehension(self, node)
+        if known is UNHANDLED:
+            self.walk(node)
+            return None
+        return known
 
     def _eval_Subscript(self, node):
-        return expressions.subscript(self, node)
+        known = known_values.subscript(self, node)  # `seq[i]` with a known int i, `key[n:]` of a string
+        return expressions.subscript(self, node) if known is UNHANDLED else known
 
     def arithmetic(self, operator, left, right):
+        known = known_values.arithmetic(self.run, operator, left, right)
+        if known is not UNHANDLED:
+            return known
         if type(right) is IntFact and right.value == 0 and isinstance(operator, (cst.Add, cst.Subtract)):
             return left  # `seq_length + cache_length` with cache_length 0
         if type(left) is IntFact and left.value == 0 and isinstance(operator, cst.Add):
@@ -165,6 +187,8 @@ class ModelEvaluator(Evaluator):
         return super()._eval_Attribute(node)
 
     def attribute_of(self, receiver, name: str):
+        if type(receiver) is TensorFact and name == "ndim":
+            return known_values.rank(receiver)  # `'b j d' if k.ndim == 3 else 'b h j d'`
         if receiver is CONFIG:
             return library_values.config_attribute(self.run, name)
         if type(receiver) is RecordFact:
@@ -195,7 +219,11 @@ class ModelEvaluator(Evaluator):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
-        handled = python_values.call_builtin(self, node, args, name)
+        handled = known_values.builtin(self, node, args)  # builtins over known tuples, dicts, strings
+        if handled is UNHANDLED and name == "functools.partial":
+            handled = known_values.partial(self, args)
+        if handled is UNHANDLED:
+            handled = python_values.call_builtin(self, node, args, name)
         if handled is not UNHANDLED:
             return handled
         if name is not None and name.startswith("torch.nn."):
@@ -222,6 +250,10 @@ class ModelEvaluator(Evaluator):
                 return python_values.append(self, receiver, args)
             if type(receiver) is RegistryRef:
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
+            if type(receiver) in (MappingFact, SequenceFact, StringFact):
+                known = known_values.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
+                if known is not UNHANDLED:
+                    return known
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
                 return UNHANDLED  # a method of a value: the transfer tables read it
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
@@ -238,6 +270,8 @@ class ModelEvaluator(Evaluator):
                 return run.construct(self, node, callee, args)
             if type(callee) is FunctionRef:
                 return run.call_function(self, node, callee, args)
+        if isinstance(func, cst.Call):
+            return known_values.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -379,7 +413,7 @@ class ModelFlow(FunctionFlow):
 
     def statement(self, node) -> None:
         if isinstance(node, cst.FunctionDef):
-            self.env[node.name.value] = FunctionRef(self.source, node)
+            self.env[node.name.value] = FunctionRef(self.source, node, closure=self.env)
         elif isinstance(node, cst.ClassDef):
             self.env.pop(node.name.value, None)
         else:
@@ -461,6 +495,13 @@ class ModelFlow(FunctionFlow):
             return
         super()._unpack(target, fact, value_node)
 
+    def _augmented_assign(self, node) -> None:
+        binary = _BITWISE_ASSIGN.get(type(node.operator))
+        if binary is None:
+            return super()._augmented_assign(node)
+        left, right = self.evaluator.eval(node.target), self.evaluator.eval(node.value)
+        self.assign(node.target, self.evaluator.arithmetic(binary(), left, right), None)  # `flag |= other`
+
     def _if(self, node: cst.If) -> None:
         decision = self.run_.decide(self.evaluator, node.test)
         if decision is True:
@@ -504,6 +545,10 @@ class ModelFlow(FunctionFlow):
                 items = iterated.items if enumerated is None else tuple(SequenceFact((None, i)) for i in iterated.items)
                 python_values.unrolled_loop(self, node, items)
                 return
+            known = known_values.loop_items(iterated, node, enumerated is not None, self.env)
+            if known is not None:  # a known tuple, list or dict: each item in turn
+                python_values.unrolled_loop(self, node, known)
+                return
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
                     element, count = iterated.items[0], iterated.count
@@ -545,6 +590,10 @@ class ModelFlow(FunctionFlow):
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
+
+
+_BITWISE_ASSIGN = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd, cst.BitXorAssign: cst.BitXor,
+                   cst.ModuloAssign: cst.Modulo}
 
 
 def _at_least_one(dim, sizes) -> bool:

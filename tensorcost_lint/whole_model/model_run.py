@@ -32,9 +32,10 @@ from .storage import StorageTracker
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of functions and methods (not of other constructors) are followed this
-# deep: `super().__init__(config)` and the helpers it calls build attributes; the availability checks
-# a library base class runs below that build nothing a cost depends on.
-MAX_BUILD_CALL_DEPTH = 2
+# deep: `super().__init__(config)` and the helpers it calls build attributes (x-transformers:
+# `super().__init__` -> `groupby_prefix_and_trim` -> `group_dict_by_key` -> a `partial` it calls);
+# the availability checks a library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 4
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -360,7 +361,8 @@ class ModelRun:
 
     def call_instance(self, interp, node, self_fact, args):
         positional, keywords = self._evaluate_args(interp, args)
-        forward = self.method_of(self_fact, "forward")
+        # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
+        forward = self.method_of(self_fact, "forward") or self.method_of(self_fact, "__call__")
         if forward is None:
             return None
         if checkpointed_layer(self, self_fact):
@@ -406,7 +408,7 @@ class ModelRun:
         key = (id(function.node), id(bound), self.module,
                tuple((_key(f), self.needs_grad(f)) for f in positional),
                tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])))
-        cached = self.memo.get(key)
+        cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None:
             result, entries = cached
             self.entries.extend(entries)
@@ -426,17 +428,22 @@ class ModelRun:
         self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):
-                result = self._run_function(function.source, function.node, bound, positional, keywords, False)
+                result = self._run_function(function.source, function.node, bound, positional, keywords, False,
+                                            function.closure)
         finally:
             self.active.pop()
             self.build_calls -= 1 if self.building else 0
             self.module = module
-        self.memo[key] = (result, entries)
+        if function.closure is None:
+            self.memo[key] = (result, entries)
         self.entries.extend(entries)
         return result
 
-    def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims):
+    def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims,
+                      closure=None):
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
+        if closure is not None:
+            env = {**closure, **env}  # the enclosing function's names, its own parameters over them
         flow = ModelFlow(source.ctx, env, run=self, source=source)
         self.frames.append((node, self_fact))  # what `super()` means inside
         without_grad = disables_grad(source.ctx, node)

@@ -63,6 +63,9 @@ class FunctionRef:
     source: object
     node: object  # cst.FunctionDef
     bound: object = None  # an Instance for a bound method
+    # a function defined inside another: the enclosing function's names (its env, read when the
+    # function runs, as Python's closures read them late)
+    closure: dict | None = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

@@ -354,6 +354,10 @@ def call_value(interp, node, callee, args):
         return run.call_function(interp, node, callee, args)
     if type(callee) is ClassRef:
         return run.construct(interp, node, callee, args)
+    if type(callee) is SelfFact and run.instance(callee) is not None:  # `partial(block, **kwargs)(x)`
+        return run.call_instance(interp, node, callee, args)
+    if type(callee) is ModuleFact and callee.kind in ("linear", "conv"):
+        return run.call_linear(interp, node, callee, args)
     if type(callee) is EinopsLayer:
         fact = interp.eval(args.get(0, "input"))
         for value in [*args.positional[1:], *args.keywords.values()]:
@@ -367,7 +371,7 @@ def call_named(interp, node, args, name: str):
     handled = call_builtin(interp, node, args, name)
     if handled is not UNHANDLED:
         return handled
-    if name.startswith("torch.nn."):
+    if name.startswith("torch.nn.") and not name.startswith("torch.nn.functional."):  # F.softmax: below
         built = interp.run.build_container(interp, name.rsplit(".", 1)[-1], args)
         if built is not UNHANDLED:
             return built
