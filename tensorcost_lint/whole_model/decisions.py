@@ -11,7 +11,7 @@ from shape_annotations import evaluate_dim
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from . import known_values
-from .expressions import decide_literal
+from .expressions import truth
 from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
 
@@ -34,7 +34,7 @@ def decide(run, interp, node):
         return True if True in (left, right) else (False if left is False and right is False else None)
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         return _compare(run, interp, node)
-    return decide_literal(interp.eval(node))
+    return truth(run, interp.eval(node))  # a dim bound to a size is true; a module, a partial too
 
 
 def _compare(run, interp, node):

@@ -144,7 +144,7 @@ def subscript(interp, node: cst.Subscript):
             if bound is None:
                 bounds.append(None)
                 continue
-            if not is_plain(bound):
+            if not _side_effect_free(bound):
                 return UNHANDLED
             bounds.append(int_of(interp.run, interp.eval(bound)))
             if bounds[-1] is None:
@@ -770,3 +770,24 @@ def _extreme(pick):
 
 
 _BUILTINS.update({"int": _int, "max": _extreme(max), "min": _extreme(min)})
+
+
+def dict_display(interp, node: cst.Dict):
+    """`{**base, key: value}` with `**` of known mappings: the merged mapping, later keys winning;
+    None when a spread or a key is not known."""
+    items: dict = {}
+    known = True
+    for element in node.elements:
+        if isinstance(element, cst.StarredDictElement):
+            spread = interp.eval(element.value)
+            if type(spread) is MappingFact:
+                items.update(spread.items)
+            else:
+                known = False
+            continue
+        key, value = interp.eval(element.key), interp.eval(element.value)
+        if type(key) is StringFact:
+            items[key.value] = value
+        else:
+            known = False
+    return MappingFact(tuple(items.items())) if known else None

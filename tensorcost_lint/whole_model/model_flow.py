@@ -120,6 +120,8 @@ class ModelEvaluator(Evaluator):
         return known_values.formatted_string(self, node)
 
     def _eval_Dict(self, node):
+        if any(isinstance(element, cst.StarredDictElement) for element in node.elements):
+            return known_values.dict_display(self, node)  # `{**kwargs, key: value}`
         return expressions.dict_literal(self, node)
 
     def _eval_BooleanOperation(self, node):

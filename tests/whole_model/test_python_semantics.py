@@ -1,0 +1,92 @@
+"""Layers decided by plain Python values (tests/whole_model/fixtures/styles/config_driven.py):
+tuples repeated and concatenated, `enumerate(zip(...))` and `zip(*lists)` over known sequences run
+item by item, string-equality branches, kwargs routed by prefix (dict methods, `startswith`,
+string slices, `{**d, k: v}`), `default`/`exists`/`maybe` helpers analysed from their own code,
+None-valued module attributes deciding branches, `filter` with a callable object, `iter`/`next`,
+closures, nested partials, f-string einsum subscripts, `x.ndim`, `|=`, `int(flag)` and `max`.
+Each model's totals are held against torch's FlopCounterMode on the same classes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.fixtures.styles import config_driven  # noqa: E402
+
+FIXTURE = Path(config_driven.__file__)
+CASES = {
+    "layer-types": ("LayerTypes", {"dim": 16, "depth": 2, "heads": 2, "B": 2, "T": 8}),
+    "layer-types-depth-3": ("LayerTypes", {"dim": 24, "depth": 3, "heads": 4, "B": 1, "T": 5}),
+    "routed-kwargs": ("Routed", {"dim": 16, "depth": 2, "heads": 2, "B": 2, "T": 8}),
+    "defaults-and-closures": ("Defaults", {"dim": 16, "heads": 4, "B": 2, "T": 8}),
+}
+CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth", "heads"),
+               "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated")}
+
+
+def _reference(cls: str, dims: dict, training: bool) -> int:
+    torch.manual_seed(0)
+    model = getattr(config_driven, cls)(**{name: dims[name] for name in CONSTRUCTOR[cls]})
+    x = torch.randn(dims["B"], dims["T"], dims["dim"])
+    model.train(training)
+    with FlopCounterMode(display=False) as counter:
+        out = model(x)
+        if training:
+            out.sum().backward()
+    return counter.get_total_flops()
+
+
+def _analyse(tmp_path, capsys, cls: str, dims: dict, mode: str, assume: tuple = ()) -> dict:
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(dims)}\n")
+    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:{cls}.forward", "--input", "x=float32 B T dim",
+            "--mode", mode, "--format", "json", *(f"--assume={condition}" for condition in assume)]
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)["models"][0]
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_totals_equal_flop_counter_mode(tmp_path, capsys, case, mode):
+    cls, dims = CASES[case]
+    result = _analyse(tmp_path, capsys, cls, dims, mode)
+    expected = _reference(cls, dims, mode == "training")
+    assert (result["totals"]["flops"], result["totals"]["flops_range"]) == (expected, [expected, expected])
+    assert result["undecided"] == [] and result["unresolved_sites"] == 0 and result["not_followed"] == []
+
+
+def test_layers_follow_the_repeated_type_tuple(tmp_path, capsys):
+    """`('f',) + ('a', 'f')` times depth 2 makes six layers, in that order, each run once: the
+    attention einsums run twice (two 'a' layers), the feedforward linears four times."""
+    dims = {"dim": 16, "depth": 2, "heads": 2, "B": 2, "T": 8}
+    sites = _analyse(tmp_path, capsys, "Routed", dims, "inference")["sites"]
+    einsums = [s for s in sites if s["expression"].startswith("einsum(f'b h i d")]
+    assert [(s["module"], s["executions"]) for s in einsums] == [("body.layers.1.1", 1), ("body.layers.4.1", 1)]
+    # attn_dim_head=8 routed to Attention: q (B, h=2, T, 8) against k (B, 2, T, 8)
+    assert einsums[0]["flops"] == 2 * 2 * 2 * 8 * 8 * 8
+    feedforward = [s["module"] for s in sites if ".1.net." in s["module"]]
+    assert feedforward == [f"body.layers.{layer}.1.net.{linear}" for layer in (0, 2, 3, 5) for linear in (0, 2)]
+    # ff_mult=2 routed to FeedForward: 16 -> 32 -> 16
+    assert {s["flops"] for s in sites if ".1.net." in s["module"]} == {2 * 2 * 8 * 16 * 32}
+
+
+def test_an_undecided_module_attribute_costs_each_side(tmp_path, capsys):
+    """`self.b = nn.Linear(...) if gated else None` with `gated` not configured: `exists(self.b)`
+    is not known, so the condition is named, and the call of what `self.b` may be is listed as
+    not followed (its cost unknown) — never a guess that it is None or the Linear."""
+    dims = {"dim": 8, "B": 2, "T": 4}
+    result = _analyse(tmp_path, capsys, "Unknown", dims, "inference")
+    one, two = 2 * 2 * 4 * 8 * 8, 2 * 2 * 4 * 8 * 16
+    assert result["undecided"] == ["exists(self.b)"]
+    assert [n["expression"] for n in result["not_followed"]] == ["self.b(x)"]
+    gated = _analyse(tmp_path, capsys, "Unknown", {**dims, "gated": 1}, "inference")
+    plain = _analyse(tmp_path, capsys, "Unknown", dims, "inference", ("gated=false",))
+    assert gated["totals"]["flops"] == _reference("Unknown", {**dims, "gated": 1}, False) == two
+    assert plain["totals"]["flops"] == _reference("Unknown", {**dims, "gated": 0}, False) == one
+    assert gated["not_followed"] == plain["not_followed"] == [] and gated["undecided"] == plain["undecided"] == []
