@@ -36,21 +36,69 @@ class TreeFileContext(UnitContext):
     """One file's context in a whole-model run: its nodes come from several separately parsed
     definitions, each with its own lines; a position is looked up in the definition holding it."""
 
-    pieces: list = field(default_factory=list)  # [module, line_offset, positions or None]
+    pieces: list = field(default_factory=list)  # [module, line_offset, ParsedPiece]
 
     def add_piece(self, module: cst.Module, line_offset: int) -> None:
-        self.pieces.append([module, line_offset, None])
+        self.pieces.append([module, line_offset, _PARSED.get(id(module)) or ParsedPiece(module)])
 
     def position(self, node) -> tuple[int, int, int, int]:
         node = self.stand_ins.get(node, node)
-        for piece in sorted(self.pieces, key=lambda p: p[2] is None):  # resolved pieces first
-            if piece[2] is None:
-                piece[2] = MetadataWrapper(piece[0], unsafe_skip_copy=True).resolve(PositionProvider)
-            code_range = piece[2].get(node)
+        for piece in sorted(self.pieces, key=lambda p: p[2].positions is None):  # resolved pieces first
+            code_range = piece[2].resolved().get(node)
             if code_range is not None:
                 return (code_range.start.line + piece[1], code_range.start.column + 1,
                         code_range.end.line + piece[1], code_range.end.column + 1)
         raise KeyError(node)
+
+
+class ParsedPiece:
+    """One definition's text parsed by LibCST, and its node positions once asked for (regenerating
+    a 500-line method's code for them costs more than parsing it)."""
+
+    __slots__ = ("module", "positions")
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.positions = None
+
+    def resolved(self):
+        if self.positions is None:
+            self.positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self.positions
+
+
+# Definitions parsed in this process, by file, line and exact text: the runs of one `tensorcost model`
+# (inference and training of one entry, several entries over one package) read the same methods,
+# and LibCST trees are immutable, so a run reuses another's tree and positions. Bounded by lines
+# held (a parsed line costs ~13 KB: 8,000 lines ~100 MB); the oldest entries go first.
+MAX_PARSED_LINES = 8000
+_BY_TEXT: dict = {}  # (path, first line, text) -> ParsedPiece: equal methods of two classes stay two trees
+_PARSED: dict = {}  # id(module) -> ParsedPiece, for the modules held in _BY_TEXT
+_held_lines = [0]
+
+
+def parse_piece(text: str, path: str, first: int) -> cst.Module:
+    """`cst.parse_module(text)` of the definition at `first` in `path`, shared across the runs of
+    this process (same errors raised)."""
+    key = (path, first, text)
+    found = _BY_TEXT.get(key)
+    if found is not None:
+        return found.module
+    module = cst.parse_module(text)
+    lines = text.count("\n") + 1
+    if lines > MAX_PARSED_LINES:
+        return module
+    while _BY_TEXT and _held_lines[0] + lines > MAX_PARSED_LINES:
+        oldest = next(iter(_BY_TEXT))
+        evicted = _BY_TEXT.pop(oldest, None)
+        if evicted is not None:
+            _PARSED.pop(id(evicted.module), None)
+            _held_lines[0] -= oldest[2].count("\n") + 1
+    _held_lines[0] += lines
+    piece = ParsedPiece(module)
+    _BY_TEXT[key] = piece
+    _PARSED[id(module)] = piece
+    return module
 
 
 class LazyDefinitions(Mapping):
@@ -68,7 +116,7 @@ class LazyDefinitions(Mapping):
             return self.parsed[name]
         first, last = self.spans[name]  # KeyError for a name that is not defined here
         try:
-            module = cst.parse_module("".join(self.lines[first - 1:last]))
+            module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError) as error:
             raise SourceError(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
                               f"{str(error).splitlines()[0][:200]}") from None
@@ -96,7 +144,7 @@ class LazyDefinitions(Mapping):
         first = min([found.lineno] + [d.lineno for d in found.decorator_list])
         text = "class _:\n" + "".join(self.lines[first - 1:found.end_lineno])
         try:
-            module = cst.parse_module(text)
+            module = parse_piece(text, self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError):
             return None
         method = next(s for s in module.body[0].body.body if isinstance(s, cst.FunctionDef))
