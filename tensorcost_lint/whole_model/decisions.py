@@ -49,9 +49,9 @@ def decide_values(run, operator, left, left_node, right, right_node):
     if isinstance(operator, (cst.Is, cst.IsNot)):
         if right is not NONE:
             return None
-        known = left is NONE or left is CONFIG or type(left) in (TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact,
-                                               IntFact, MappingFact, RecordFact, FunctionRef, ClassRef, TorchFunction,
-                                                                SequenceFact)
+        known = left is NONE or left is CONFIG or type(left) in (
+            TensorFact, SelfFact, BoolFact, StringFact, DimFact, ScalarFact, IntFact, MappingFact, RecordFact,
+            FunctionRef, ClassRef, TorchFunction, SequenceFact)
         if not known and not known_values.is_object(left):
             return None
         same = left is NONE

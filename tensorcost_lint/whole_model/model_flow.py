@@ -17,7 +17,8 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import expressions, known_values, library_layers, library_values, python_values, registries
+from . import expressions, known_builtins, known_iteration, known_values, library_layers, library_values, \
+    python_values, registries
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
@@ -134,15 +135,15 @@ class ModelEvaluator(Evaluator):
         return python_values.empty_list(self) if not node.elements else expressions.sequence_literal(self, node)
 
     def _eval_ListComp(self, node: cst.ListComp):
-        known = known_values.comprehension(self, node)  # over a known sequence: item by item
+        known = known_iteration.comprehension(self, node)  # over a known sequence: item by item
         return python_values.comprehension(self, node) if known is UNHANDLED else known
 
     def _eval_GeneratorExp(self, node: cst.GeneratorExp):
-        known = known_values.comprehension(self, node)
+        known = known_iteration.comprehension(self, node)
         return python_values.comprehension(self, node) if known is UNHANDLED else known
 
     def _eval_DictComp(self, node: cst.DictComp):
-        known = known_values.comprehension(self, node)
+        known = known_iteration.comprehension(self, node)
         if known is UNHANDLED:
             self.walk(node)
             return None
@@ -221,9 +222,9 @@ class ModelEvaluator(Evaluator):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
-        handled = known_values.builtin(self, node, args)  # builtins over known tuples, dicts, strings
+        handled = known_builtins.builtin(self, node, args)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
-            handled = known_values.partial(self, args)
+            handled = known_builtins.partial(self, args)
         if handled is UNHANDLED:
             handled = python_values.call_builtin(self, node, args, name)
         if handled is not UNHANDLED:
@@ -273,7 +274,7 @@ class ModelEvaluator(Evaluator):
             if type(callee) is FunctionRef:
                 return run.call_function(self, node, callee, args)
         if isinstance(func, cst.Call):
-            return known_values.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+            return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
         if not _pure(func):
             if isinstance(func, cst.Subscript) and name is None:
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
@@ -547,7 +548,7 @@ class ModelFlow(FunctionFlow):
                 items = iterated.items if enumerated is None else tuple(SequenceFact((None, i)) for i in iterated.items)
                 python_values.unrolled_loop(self, node, items)
                 return
-            known = known_values.loop_items(iterated, node, enumerated is not None, self.env)
+            known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env)
             if known is not None:  # a known tuple, list or dict: each item in turn
                 python_values.unrolled_loop(self, node, known)
                 return

@@ -1,0 +1,328 @@
+"""Builtins over values the run knows exactly (known_values.py): `range`, `zip` (also
+`zip(*lists)`), `enumerate`, `iter`/`next`, `list`/`tuple`, `dict`, `callable`, `filter` (calling
+the filter: a function, a partial or an object with its own `__call__`), `any`/`all`,
+`isinstance`, `len`, `int(flag)`, `max`/`min`; `functools.partial` over modules and `**` of known
+mappings; and calls of what a call returns (`maybe(self.norm)(q)`).
+
+A handler that evaluates its arguments always answers (a value or None), so nothing is evaluated
+twice; UNHANDLED (arguments untouched, or only names read) leaves the call to the readings after."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.arguments import CallArgs
+from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.interpreter import UNHANDLED
+from . import call_binding, python_values
+from .known_values import MAX_ITEMS, IteratorFact, int_fact, int_of, items_of
+from .library_objects import IntFact, MappingFact, TorchFunction
+from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
+
+_SYNTHETIC = "tensorcost_known_"  # env names facts are passed to a callee through
+
+
+def _shadowed(interp, name: str) -> bool:
+    return name in interp.env or name in interp.source.definitions or name in interp.source.from_imports
+
+
+def builtin(interp, node: cst.Call, args):
+    """The builtins over known values; UNHANDLED leaves the call to the readings after this one.
+    A handler that evaluates its arguments always answers (a value or None), so nothing is
+    evaluated twice."""
+    func = node.func
+    if not isinstance(func, cst.Name) or _shadowed(interp, func.value):
+        return UNHANDLED
+    handler = _BUILTINS.get(func.value)
+    return UNHANDLED if handler is None else handler(interp, args)
+
+
+def _range(interp, args):
+    """`range(n)` as a value (`tuple(range(len(layer_types)))`); a loop or comprehension over
+    `range(n)` keeps its repeat reading (see `is_range_call`)."""
+    if args.keywords or args.starred or not 1 <= len(args.positional) <= 3:
+        return UNHANDLED
+    values = [int_of(interp.run, interp.eval(value)) for value in args.positional]
+    if None in values:
+        return None
+    bounds = range(*values)
+    if len(bounds) > MAX_ITEMS:
+        return None
+    return SequenceFact(tuple(int_fact(i) for i in bounds))
+
+
+def _evaluated(interp, args):
+    return call_binding.evaluate_arguments(interp, args)
+
+
+def _zip(interp, args):
+    """`zip(a, b)` and `zip(*lists)` over known sequences: the tuples Python makes. Module lists
+    repeated by a count keep the reading of python_values.zipped."""
+    from .expressions import is_plain
+
+    if args.keywords or not args.positional:
+        return UNHANDLED
+    if not all(is_plain(value) for value in args.positional):
+        return UNHANDLED  # python_values.zipped reads it (each argument evaluated once there)
+    positional, _ = _evaluated(interp, args)
+    lists = [items_of(value) for value in positional]
+    if any(items is None for items in lists) or any(type(v) is ModuleList for v in positional) and not args.starred:
+        return UNHANDLED  # `zip(self.layers, self.norms)`: python_values.zipped (names: read again safely)
+    return SequenceFact(tuple(SequenceFact(group) for group in zip(*lists)))
+
+
+def _enumerate(interp, args):
+    from .expressions import is_plain
+
+    if args.starred or len(args.positional) not in (1, 2) or args.keywords:
+        return UNHANDLED
+    if is_plain(args.positional[0]):
+        value = interp.eval(args.positional[0])
+        if type(value) is ModuleList or type(value) is python_values.GrowingList:
+            return UNHANDLED  # python_values.enumerated reads module lists
+    else:
+        value = interp.eval(args.positional[0])
+    start = int_of(interp.run, interp.eval(args.positional[1])) if len(args.positional) == 2 else 0
+    items = items_of(value)
+    if items is None or start is None:
+        return None
+    return SequenceFact(tuple(SequenceFact((int_fact(start + i), item)) for i, item in enumerate(items)))
+
+
+def _iter(interp, args):
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is IteratorFact:
+        return value
+    items = items_of(value)
+    return None if items is None else IteratorFact(tuple(items))
+
+
+def _next(interp, args):
+    """`next(it, default)`: the iterator's next item, or the default once it is exhausted."""
+    if args.keywords or args.starred or len(args.positional) not in (1, 2):
+        return UNHANDLED
+    iterator = interp.eval(args.positional[0])
+    default = interp.eval(args.positional[1]) if len(args.positional) == 2 else None
+    if type(iterator) is not IteratorFact:
+        return None
+    if iterator.position < len(iterator.items):
+        iterator.position += 1
+        return iterator.items[iterator.position - 1]
+    return default
+
+
+def _sequence(interp, args):
+    """`list(x)` / `tuple(x)`: a module list stays one; known iterables give their items."""
+    from . import library_values
+    from .library_objects import RecordFact
+
+    if args.keywords or args.starred or len(args.positional) > 1:
+        return UNHANDLED
+    if not args.positional:
+        return SequenceFact(())
+    value = interp.eval(args.positional[0])
+    if type(value) is ModuleList:
+        return value
+    if type(value) is python_values.GrowingList:
+        return python_values.list_value(value)
+    if type(value) is RecordFact:
+        return library_values.as_sequence(value)
+    items = items_of(value)
+    return None if items is None else SequenceFact(tuple(items))
+
+
+def _dict(interp, args):
+    """`dict()`, `dict(a=1)`, `dict(mapping, a=1)`: a known mapping."""
+    positional, keywords = _evaluated(interp, args)
+    if len(positional) > 1 or args.starred and not all(type(v) is MappingFact for v in positional):
+        return None
+    base = dict(positional[0].items) if positional and type(positional[0]) is MappingFact else {}
+    if positional and type(positional[0]) is not MappingFact:
+        return None
+    base.update(keywords)
+    return MappingFact(tuple(base.items()))
+
+
+_NOT_CALLABLE = (BoolFact, IntFact, DimFact, ScalarFact, StringFact, SequenceFact, MappingFact, TensorFact)
+
+
+def callable_value(run, value):
+    """`callable(x)` when known."""
+    if value is NONE or type(value) in _NOT_CALLABLE:
+        return False
+    if type(value) in (FunctionRef, ClassRef, TorchFunction, python_values.Partial, ModuleFact) or \
+            python_values.is_module_value(value):
+        return True
+    return None
+
+
+def _callable(interp, args):
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    decided = callable_value(interp.run, interp.eval(args.positional[0]))
+    return None if decided is None else BoolFact(decided)
+
+
+def _filter(interp, args):
+    """`filter(f, seq)` over a known sequence: the items whose `f(item)` is known true."""
+    from .expressions import truth as known_truth
+
+    if args.keywords or args.starred or len(args.positional) != 2:
+        return UNHANDLED
+    function, sequence = (interp.eval(value) for value in args.positional)
+    items = items_of(sequence)
+    if items is None:
+        return None
+    kept = []
+    for item in items:
+        result = item if function is NONE else call_with_facts(interp, args.positional[0], function, [item])
+        decided = known_truth(interp.run, result)
+        if decided is None:
+            return None
+        if decided:
+            kept.append(item)
+    return SequenceFact(tuple(kept))
+
+
+def _any_all(want_all: bool):
+    def handler(interp, args):
+        from .expressions import truth as known_truth
+
+        if args.keywords or args.starred or len(args.positional) != 1:
+            return UNHANDLED
+        items = items_of(interp.eval(args.positional[0]))
+        if items is None:
+            return None
+        truths = [known_truth(interp.run, item) for item in items]
+        if want_all:
+            return BoolFact(False) if False in truths else (BoolFact(True) if None not in truths else None)
+        return BoolFact(True) if True in truths else (BoolFact(False) if None not in truths else None)
+    return handler
+
+
+def _isinstance(interp, args):
+    """`isinstance(x, T)` for the known values the per-file reading leaves undecided: an int that
+    is not a size (`cast_tuple(0., n)`), a bool, a dict."""
+    from .expressions import is_plain
+
+    if args.keywords or args.starred or len(args.positional) != 2 or not is_plain(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    types = args.positional[1]
+    nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+    names = {node.value if isinstance(node, cst.Name) else None for node in nodes}
+    if None in names or any(_shadowed(interp, name) for name in names):
+        return UNHANDLED
+    kinds = {IntFact: {"int"}, BoolFact: {"bool", "int"}, MappingFact: {"dict"}}.get(type(value))
+    containers = {"tuple", "list", "dict", "str", "int", "float", "bool", "set", "frozenset"}
+    if kinds is None or not names <= containers:
+        return UNHANDLED
+    if type(value) is IntFact and "float" in names:
+        return UNHANDLED  # `0.` is read as the int 0: whether it is a float is not known
+    return BoolFact(bool(names & kinds))
+
+
+def length(interp, args):
+    """`len(masks)` of a list appended to a known number of times, `len(prefix)` of a string."""
+    from .expressions import is_plain
+
+    if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is StringFact:
+        return int_fact(len(value.value))
+    if type(value) is python_values.GrowingList and not value.unknown:
+        total = 0
+        for _, count in value.runs:
+            times = int_of(interp.run, DimFact(count))
+            if times is None:
+                return None
+            total += times
+        return int_fact(total)
+    if type(value) is IteratorFact:
+        return None
+    return UNHANDLED
+
+
+def _int(interp, args):
+    """`int(flag)` of a known bool (`int(orthog_projected_values)`); other ints as before."""
+    from .expressions import is_plain
+
+    if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    return int_fact(int(value.value)) if type(value) is BoolFact else UNHANDLED
+
+
+def _extreme(pick):
+    def handler(interp, args):
+        """`max(1, n)` / `min(a, b)` of known ints; unknown otherwise."""
+        if args.keywords or args.starred or len(args.positional) < 2:
+            return UNHANDLED
+        values = [int_of(interp.run, interp.eval(value)) for value in args.positional]
+        return None if None in values else int_fact(pick(values))
+    return handler
+
+
+_BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
+             "list": _sequence, "tuple": _sequence, "dict": _dict, "callable": _callable, "filter": _filter,
+             "any": _any_all(False), "all": _any_all(True), "isinstance": _isinstance, "len": length, "int": _int,
+             "max": _extreme(max), "min": _extreme(min)}
+
+
+def call_with_facts(interp, func_node, callee, facts: list):
+    """Call `callee` (a value) with argument facts, through env names the call reads."""
+    names = []
+    for index, fact in enumerate(facts):
+        name = f"{_SYNTHETIC}{id(func_node)}_{index}"
+        interp.env[name] = fact
+        names.append(cst.Name(name))
+    call = cst.Call(func=func_node, args=[cst.Arg(name) for name in names])
+    try:
+        return python_values.call_value(interp, call, callee, CallArgs(names, {}, False))
+    finally:
+        for name in names:
+            interp.env.pop(name.value, None)
+
+
+def partial(interp, args):
+    """`functools.partial(block, **kwargs)` with a known mapping spliced, or over a module object:
+    a Partial as python_values makes one; UNHANDLED for what python_values.make_partial reads."""
+    from .expressions import is_plain
+
+    if not args.positional or not is_plain(args.positional[0]):
+        return UNHANDLED
+    func = args.positional[0]
+    name = interp.ctx.settings.imports.resolve(func)
+    library = name is not None and name.startswith(("torch.", "einops."))
+    callee = None if library else interp.eval(func)
+    module_callee = type(callee) is SelfFact and interp.run.instance(callee) is not None
+    if not args.starred and not module_callee:
+        return UNHANDLED
+    if args.stars.get(id(func)):
+        return None
+    if not library and not module_callee and type(callee) not in (FunctionRef, ClassRef, python_values.Partial):
+        return None
+    rest = CallArgs(args.positional[1:], args.keywords, args.starred,
+                    {key: star for key, star in args.stars.items() if key != id(func)})
+    if any(star == "*" for star in rest.stars.values()):
+        for value in rest.positional:
+            interp.eval(value)
+        return None  # `partial(f, *items)`: which positions are bound is left unknown
+    positional, keywords = _evaluated(interp, rest)
+    return python_values.Partial(name if library else None, None if library else callee, tuple(positional),
+                                 tuple(keywords.items()))
+
+
+def call_of_call(interp, node: cst.Call, args):
+    """`maybe(self.norm)(q)`: the inner call evaluated once, then its value called when it is one
+    the run can call; otherwise the arguments walked and the result unknown."""
+    callee = interp.eval(node.func)
+    if type(callee) in (FunctionRef, ClassRef, python_values.Partial) or \
+            type(callee) is SelfFact and interp.run.instance(callee) is not None:
+        return python_values.call_value(interp, node, callee, args)
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return None

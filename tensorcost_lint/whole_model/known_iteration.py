@@ -1,0 +1,133 @@
+"""Loops and comprehensions over sequences the run knows exactly (known_values.py): a `for` over
+a known tuple, list, dict or iterator runs its body item by item (`for ind, (layer_type, …) in
+enumerate(zip(*layer_variables))`), and `[f(x) for x in seq]`, `(… for …)` and `{k: v for …}`
+evaluate their element once per item. Loops and comprehensions over `range(n)` keep their repeat
+reading (a count, the body once)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.facts import SequenceFact, StringFact
+from ..analysis.interpreter import UNHANDLED
+from . import python_values
+from .known_values import MAX_ITEMS, IteratorFact, int_fact, is_range_call, items_of
+from .library_objects import MappingFact
+
+
+def comprehension(interp, node):
+    """`[f(x) for x in seq]`, `(… for …)` and `{k: v for k, v in d.items()}` over known sequences:
+    the element once per item, with the loop's names bound to it; `if` clauses decided per item.
+    A comprehension over `range(n)` keeps the repeat reading (UNHANDLED). When an iterable or a
+    clause is not known, the element is walked with its names unknown and the value is None."""
+    loops = []
+    loop = node.for_in
+    while loop is not None:
+        loops.append(loop)
+        loop = loop.inner_for_in
+    if is_range_call(loops[0].iter, interp.env) or any(getattr(loop, "asynchronous", None) for loop in loops):
+        return UNHANDLED
+    results: list = []
+    known = _expand(interp, node, loops, interp.env, results)
+    if not known:
+        return None
+    if isinstance(node, cst.DictComp):
+        if any(type(key) is not StringFact for key, _ in results):
+            return None
+        return MappingFact(tuple(dict((key.value, value) for key, value in results).items()))
+    return SequenceFact(tuple(results))
+
+
+def _expand(interp, node, loops, env, results) -> bool:
+    loop, rest = loops[0], loops[1:]
+    scope = interp.with_env(dict(env))
+    items = items_of(scope.eval(loop.iter))
+    if items is None or len(items) > MAX_ITEMS:
+        _walk_unknown(interp, node, loops, env)
+        return False
+    for item in items:
+        inner = dict(env)
+        bind_target(inner, loop.target, item)
+        decided = True
+        for clause in loop.ifs:
+            truth_value = interp.run.decide(interp.with_env(inner), clause.test)
+            if truth_value is None:
+                _walk_unknown(interp, node, loops, env)
+                return False
+            decided = decided and truth_value
+        if not decided:
+            continue
+        if rest:
+            if not _expand(interp, node, rest, inner, results):
+                return False
+            continue
+        element = interp.with_env(inner)
+        if isinstance(node, cst.DictComp):
+            results.append((element.eval(node.key), element.eval(node.value)))
+        else:
+            results.append(element.eval(node.elt))
+        if len(results) > MAX_ITEMS:
+            return False
+    return True
+
+
+def _walk_unknown(interp, node, loops, env) -> None:
+    """The element's sites, with every loop name unknown."""
+    unknown = dict(env)
+    for loop in loops:
+        for name in _names(loop.target):
+            unknown[name] = None
+    scope = interp.with_env(unknown)
+    for loop in loops:
+        for clause in loop.ifs:
+            scope.walk(clause.test)
+    if isinstance(node, cst.DictComp):
+        scope.walk(node.key)
+        scope.walk(node.value)
+    else:
+        scope.walk(node.elt)
+
+
+def _names(target):
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    return []
+
+
+def bind_target(env: dict, target, fact) -> None:
+    """`for k, (a, b) in …`: names bound from a known tuple, unknown where it does not fit."""
+    if isinstance(target, cst.Name):
+        env[target.value] = fact
+        return
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        items = items_of(fact)
+        if items is None or len(items) != len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            for name in _names(target):
+                env[name] = None
+            return
+        for element, item in zip(elements, items):
+            bind_target(env, element.value, item)
+        return
+    for name in _names(target):
+        env[name] = None
+
+
+def loop_items(iterated, node: cst.For, enumerated: bool, env):
+    """The items a `for` loop runs over, when the iterable is a known tuple, list, dict or iterator
+    (not a module list, whose loops python_values reads, nor `range(n)`, which repeats): with
+    their known index under `enumerate`. None otherwise."""
+    if type(iterated) not in (SequenceFact, IteratorFact, MappingFact) or is_range_call(node.iter, env):
+        return None
+    items = items_of(iterated)
+    if items is None or len(items) > python_values.MAX_UNROLLED:
+        return None
+    if type(iterated) is IteratorFact:
+        iterated.position = len(iterated.items)  # the loop exhausts it
+    if enumerated:
+        items = tuple(SequenceFact((int_fact(i), item)) for i, item in enumerate(items))
+    return items
