@@ -17,8 +17,9 @@ UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
 
 def evaluate_arguments(interp, args: CallArgs):
     """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
-    known mapping adds its items; an unknown `**kw` adds nothing (a keyword it might carry is
-    unknown to the callee anyway: its parameter takes its default)."""
+    known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it
+    might carry is unknown to the callee anyway: its parameter takes its default), but marks the
+    rest unknown (UNKNOWN_REST), so a callee's `**kwargs` is not read as a mapping known whole."""
     positional, keywords = [], {}
     for value in args.positional:
         star = args.stars.get(id(value))
@@ -26,6 +27,8 @@ def evaluate_arguments(interp, args: CallArgs):
         if star == "**":
             if type(fact) is MappingFact:
                 keywords.update(fact.items)
+            else:
+                keywords[UNKNOWN_REST] = None
             continue
         if star == "*" and type(fact) is SequenceFact:
             positional.extend(fact.items)

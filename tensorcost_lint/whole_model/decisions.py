@@ -104,7 +104,9 @@ def _contains(item, container):
     if type(container) is StringFact:
         return item.value in container.value
     if type(container) is MappingFact:
-        return item.value in dict(container.items)
+        if item.value in dict(container.items):
+            return True
+        return None if known_values.partly_unknown(container) else False
     if type(container) is SequenceFact and all(type(i) is StringFact or i is NONE for i in container.items):
         return any(type(i) is StringFact and i.value == item.value for i in container.items)  # `t in ('a', 'c')`
     return None

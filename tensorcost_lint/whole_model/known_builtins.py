@@ -15,7 +15,7 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, python_values
-from .known_values import MAX_ITEMS, IteratorFact, int_fact, int_of, items_of
+from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, items_of, partly_unknown
 from .library_objects import IntFact, MappingFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
 
@@ -105,7 +105,10 @@ def _next(interp, args):
         return UNHANDLED
     iterator = interp.eval(args.positional[0])
     default = interp.eval(args.positional[1]) if len(args.positional) == 2 else None
-    if type(iterator) is not IteratorFact:
+    if type(iterator) is not IteratorFact or iterator.unknown:
+        return None
+    if not exact_here(interp.run):
+        iterator.unknown = True  # advanced once per iteration of a loop read once: its place is lost
         return None
     if iterator.position < len(iterator.items):
         iterator.position += 1
@@ -241,7 +244,7 @@ def length(interp, args):
                 return None
             total += times
         return int_fact(total)
-    if type(value) is IteratorFact:
+    if type(value) is IteratorFact or type(value) is MappingFact and partly_unknown(value):
         return None
     return UNHANDLED
 

@@ -22,6 +22,7 @@ from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, Tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import python_values
+from .call_binding import UNKNOWN_REST
 from .library_objects import IntFact, MappingFact
 from .objects import NONE, BoolFact, ModuleList
 
@@ -34,9 +35,10 @@ class IteratorFact:
 
     items: tuple
     position: int = 0
+    unknown: bool = False  # advanced where the run cannot count how often (inside a repeated loop)
 
-    def remaining(self) -> tuple:
-        return self.items[self.position:]
+    def remaining(self) -> tuple | None:
+        return None if self.unknown else self.items[self.position:]
 
 
 # -- ints ---------------------------------------------------------------------------------------------
@@ -79,7 +81,7 @@ def items_of(value):
     if type(value) is IteratorFact:
         return value.remaining()
     if type(value) is MappingFact:
-        return tuple(StringFact(key) for key, _ in value.items)
+        return None if partly_unknown(value) else tuple(StringFact(key) for key, _ in value.items)
     if type(value) is ModuleList and value.count is None:
         return value.items
     if type(value) is python_values.GrowingList and not value.unknown:
@@ -95,7 +97,7 @@ def truth(fact):
     if type(fact) is SequenceFact:
         return bool(fact.items)
     if type(fact) is MappingFact:
-        return bool(fact.items)
+        return True if any(key != UNKNOWN_REST for key, _ in fact.items) else (None if fact.items else False)
     if type(fact) is IteratorFact:
         return True
     if type(fact) is python_values.GrowingList and not fact.unknown and not fact.runs:
@@ -187,31 +189,74 @@ def method_call(interp, func: cst.Attribute, receiver, args):
             return None
         test = receiver.value.startswith if name == "startswith" else receiver.value.endswith
         return BoolFact(test(prefix.value))
-    if type(receiver) is SequenceFact and name == "copy" and not args.positional and not args.keywords:
-        return receiver
-    if type(receiver) is SequenceFact and name == "pop" and len(args.positional) <= 1 and not args.keywords:
-        index = int_of(interp.run, interp.eval(args.positional[0])) if args.positional else -1
-        if index is None or not -len(receiver.items) <= index < len(receiver.items):
-            _forget(interp, func.value)
-            return None
-        items = list(receiver.items)
-        item = items.pop(index)
-        _rebind(interp, func.value, SequenceFact(tuple(items)))
-        return item
+    if type(receiver) is SequenceFact:
+        return _sequence_method(interp, func, receiver, name, args)
     return UNHANDLED
 
 
-def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
-    positional = [interp.eval(value) for value in args.positional]
+# Methods that change a list or dict in place: any not followed exactly makes the value unknown.
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "clear", "sort", "reverse", "pop", "popitem",
+                       "setdefault", "update", "__setitem__", "__delitem__"})
+
+
+def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
     if args.keywords or args.starred:
-        if name == "update" and not positional:
-            keywords = {key: interp.eval(value) for key, value in args.keywords.items()}
-            _rebind(interp, func.value, MappingFact(tuple({**dict(mapping.items), **keywords}.items())))
-            return NONE
+        return _unknown_change(interp, func, name, args)
+    if name == "copy" and not args.positional:
+        return sequence
+    if name == "pop" and len(args.positional) <= 1:
+        index = int_of(interp.run, interp.eval(args.positional[0])) if args.positional else -1
+        if index is None or not -len(sequence.items) <= index < len(sequence.items):
+            _forget(interp, func.value)
+            return None
+        items = list(sequence.items)
+        item = items.pop(index)
+        _rebind(interp, func.value, SequenceFact(tuple(items)))
+        return item
+    if name in ("append", "extend") and len(args.positional) == 1:
+        value = interp.eval(args.positional[0])
+        added = (value,) if name == "append" else items_of(value)
+        if added is None:
+            _forget(interp, func.value)
+        else:
+            _rebind(interp, func.value, SequenceFact(sequence.items + tuple(added)))
+        return NONE
+    return _unknown_change(interp, func, name, args)
+
+
+def _unknown_change(interp, func, name: str, args):
+    """A method the run does not follow: when it may change the receiver, the receiver is unknown
+    from here on (its arguments are evaluated for their sites)."""
+    if name not in _MUTATORS:
         return UNHANDLED
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    _forget(interp, func.value)
+    return None
+
+
+def partly_unknown(mapping: MappingFact) -> bool:
+    """A mapping with keys the run does not know (`**kwargs` that received an unknown `**value`)."""
+    return any(key == UNKNOWN_REST for key, _ in mapping.items)
+
+
+def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
+    if args.starred or args.keywords and (name != "update" or args.positional):
+        return _unknown_change(interp, func, name, args)
+    positional = [interp.eval(value) for value in args.positional]
+    if name == "update" and len(positional) <= 1:
+        keywords = {key: interp.eval(value) for key, value in args.keywords.items()}
+        base = positional[0] if positional else MappingFact(())
+        if type(base) is not MappingFact:
+            _forget(interp, func.value)
+            return None
+        _rebind(interp, func.value, MappingFact(tuple({**dict(mapping.items), **dict(base.items), **keywords}.items())))
+        return NONE
     if name in ("keys", "values", "items", "copy") and not positional:
         if name == "copy":
             return mapping
+        if partly_unknown(mapping):
+            return None
         if name == "keys":
             return SequenceFact(tuple(StringFact(key) for key, _ in mapping.items))
         if name == "values":
@@ -226,15 +271,28 @@ def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
         default = positional[1] if len(positional) == 2 else NONE
         present = dict(mapping.items)
         if key.value not in present:
+            if partly_unknown(mapping):
+                return None  # the unknown rest may hold it
             return default if name == "get" or len(positional) == 2 else None
         if name == "pop":
             _rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key.value)))
         return present[key.value]
+    if name in _MUTATORS:
+        _forget(interp, func.value)
+        return None
     return UNHANDLED
 
 
+def exact_here(run) -> bool:
+    """Whether a change made now happens once per run of the code around it: not inside a loop the
+    run reads once for many iterations (`for block in self.h` over n blocks)."""
+    return all(count == Const(1) for count in run.loop_counts)
+
+
 def _rebind(interp, node, value) -> None:
-    if isinstance(node, cst.Name):
+    """The receiver `name` now holds `value`: a list or dict changed in place, read through the
+    name it was bound to; anything else (or a change repeated uncounted) makes it unknown."""
+    if isinstance(node, cst.Name) and exact_here(interp.run):
         interp.env[node.value] = value
     else:
         _forget(interp, node)
@@ -242,6 +300,8 @@ def _rebind(interp, node, value) -> None:
 
 def _forget(interp, node) -> None:
     """The receiver changed in a way not followed: what it held is unknown from here on."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
     if isinstance(node, cst.Name):
         interp.env[node.value] = None
     elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
@@ -338,8 +398,8 @@ def formatted_string(interp, node: cst.FormattedString):
 
 
 def dict_display(interp, node: cst.Dict):
-    """`{**base, key: value}` with `**` of known mappings: the merged mapping, later keys winning;
-    None when a spread or a key is not known."""
+    """`{**base, key: value}` with `**` of known mappings: the merged mapping, later keys winning; a
+    spread that is not known leaves the rest unknown (UNKNOWN_REST); None when a key is not known."""
     items: dict = {}
     known = True
     for element in node.elements:
@@ -348,7 +408,7 @@ def dict_display(interp, node: cst.Dict):
             if type(spread) is MappingFact:
                 items.update(spread.items)
             else:
-                known = False
+                items[UNKNOWN_REST] = None
             continue
         key, value = interp.eval(element.key), interp.eval(element.value)
         if type(key) is StringFact:
@@ -356,3 +416,42 @@ def dict_display(interp, node: cst.Dict):
         else:
             known = False
     return MappingFact(tuple(items.items())) if known else None
+
+
+def store_item(interp, target: cst.Subscript, value) -> bool:
+    """`kwargs['k'] = v` / `items[i] = v` on a known dict or list bound to a name: the name rebound to
+    the changed value (unknown when the key or index is not known). False when the receiver is not
+    a known dict or list."""
+    from .expressions import is_plain
+
+    receiver = interp.eval(target.value) if is_plain(target.value) else None
+    if type(receiver) not in (MappingFact, SequenceFact):
+        return False
+    elements = list(target.slice)
+    part = elements[0].slice if len(elements) == 1 else None
+    if not isinstance(part, cst.Index) or not is_plain(part.value):
+        for element in elements:
+            interp.walk(element)  # the sites in the index
+        _forget(interp, target.value)
+        return True
+    key = interp.eval(part.value)
+    if type(receiver) is MappingFact and type(key) is StringFact:
+        _rebind(interp, target.value, MappingFact(tuple({**dict(receiver.items), key.value: value}.items())))
+        return True
+    index = int_of(interp.run, key) if type(receiver) is SequenceFact else None
+    if index is not None and -len(receiver.items) <= index < len(receiver.items):
+        items = list(receiver.items)
+        items[index] = value
+        _rebind(interp, target.value, SequenceFact(tuple(items)))
+        return True
+    _forget(interp, target.value)
+    return True
+
+
+def forget_deleted(interp, target) -> None:
+    """`del kwargs['k']`: the dict or list is unknown from here on."""
+    from .expressions import is_plain
+
+    if isinstance(target, cst.Subscript) and is_plain(target.value) and \
+            type(interp.eval(target.value)) in (MappingFact, SequenceFact):
+        _forget(interp, target.value)

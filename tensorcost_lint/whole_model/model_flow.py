@@ -437,7 +437,15 @@ class ModelFlow(FunctionFlow):
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
 
+    def assign(self, target, fact, value_node) -> None:
+        if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
+            return  # `kwargs['k'] = v` on a known dict
+        super().assign(target, fact, value_node)
+
     def small_statement(self, node, line) -> None:
+        if isinstance(node, cst.Del):
+            for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
+                known_values.forget_deleted(self.evaluator, getattr(element, "value", element))
         if isinstance(node, cst.Raise):
             self.evaluator.walk(node)
             self.state.returned = self.state.raised = True

@@ -3,8 +3,10 @@ tuples repeated and concatenated, `enumerate(zip(...))` and `zip(*lists)` over k
 item by item, string-equality branches, kwargs routed by prefix (dict methods, `startswith`,
 string slices, `{**d, k: v}`), `default`/`exists`/`maybe` helpers analysed from their own code,
 None-valued module attributes deciding branches, `filter` with a callable object, `iter`/`next`,
-closures, nested partials, f-string einsum subscripts, `x.ndim`, `|=`, `int(flag)` and `max`.
-Each model's totals are held against torch's FlopCounterMode on the same classes."""
+closures, nested partials, f-string einsum subscripts, `x.ndim`, `|=`, `int(flag)` and `max`, and
+lists and dicts changed in place. Each model's totals are held against torch's FlopCounterMode on
+the same classes; what the run cannot count (an undecided attribute, an iterator advanced in a
+loop read once for many blocks) stays unknown."""
 
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ CASES = {
     "layer-types-depth-3": ("LayerTypes", {"dim": 24, "depth": 3, "heads": 4, "B": 1, "T": 5}),
     "routed-kwargs": ("Routed", {"dim": 16, "depth": 2, "heads": 2, "B": 2, "T": 8}),
     "defaults-and-closures": ("Defaults", {"dim": 16, "heads": 4, "B": 2, "T": 8}),
+    "lists-and-dicts-changed-in-place": ("Mutations", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
 }
 CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth", "heads"),
-               "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated")}
+               "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated"), "Mutations": ("dim", "depth"),
+               "RepeatedNext": ("dim", "depth"), "OpaqueOptions": ("dim",)}
 
 
 def _reference(cls: str, dims: dict, training: bool) -> int:
@@ -90,3 +94,25 @@ def test_an_undecided_module_attribute_costs_each_side(tmp_path, capsys):
     assert gated["totals"]["flops"] == _reference("Unknown", {**dims, "gated": 1}, False) == two
     assert plain["totals"]["flops"] == _reference("Unknown", {**dims, "gated": 0}, False) == one
     assert gated["not_followed"] == plain["not_followed"] == [] and gated["undecided"] == plain["undecided"] == []
+
+
+def test_an_iterator_advanced_in_a_repeated_loop_is_unknown_after_it(tmp_path, capsys):
+    """Three blocks each take `next(flags, None)`: the third flag is True and the extra layer runs.
+    The run reads the loop once for the three blocks, so it does not claim where the iterator
+    stands: `exists(flag)` is undecided and the range holds the true count."""
+    dims = {"dim": 8, "depth": 3, "B": 2, "T": 4}
+    result = _analyse(tmp_path, capsys, "RepeatedNext", dims, "inference")
+    layer = 2 * 2 * 4 * 8 * 8
+    assert _reference("RepeatedNext", dims, False) == 4 * layer
+    assert result["totals"]["flops_range"] == [3 * layer, 4 * layer]
+    assert result["undecided"] == ["exists(flag)"]
+
+
+def test_keywords_from_an_unknown_mapping_stay_unknown(tmp_path, capsys):
+    """`PrefixedFeedForward(dim, **json.loads(...))`: the callee's `**kwargs` may hold `ff_mult`, so
+    the hidden size is not read as `dim * 1` (FlopCounterMode counts `ff_mult=2`): both linears
+    are listed unresolved and add nothing, rather than a wrong total."""
+    dims = {"dim": 8, "B": 2, "T": 4}
+    result = _analyse(tmp_path, capsys, "OpaqueOptions", dims, "inference")
+    assert _reference("OpaqueOptions", dims, False) == 2 * (2 * 2 * 4 * 8 * 16)
+    assert result["unresolved_sites"] == 2 and result["totals"]["flops"] == 0
