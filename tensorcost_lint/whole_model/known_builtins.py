@@ -15,7 +15,8 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, python_values
-from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, items_of, partly_unknown
+from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, items_of, partly_unknown, \
+    side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
 
@@ -250,13 +251,22 @@ def length(interp, args):
 
 
 def _int(interp, args):
-    """`int(flag)` of a known bool (`int(orthog_projected_values)`); other ints as before."""
-    from .expressions import is_plain
-
-    if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
+    """`int(flag)`, `int(not match)` of a known bool; other ints as before (the argument is free of
+    sites, so reading it again there records nothing twice)."""
+    if args.keywords or args.starred or len(args.positional) != 1 or not side_effect_free(args.positional[0]):
         return UNHANDLED
     value = interp.eval(args.positional[0])
     return int_fact(int(value.value)) if type(value) is BoolFact else UNHANDLED
+
+
+def _bool(interp, args):
+    """`bool(x)` of a value whose truth is known (`bool(cond(key))`)."""
+    from .expressions import truth
+
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    decided = truth(interp.run, interp.eval(args.positional[0]))
+    return None if decided is None else BoolFact(decided)
 
 
 def _extreme(pick):
@@ -272,7 +282,7 @@ def _extreme(pick):
 _BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
              "list": _sequence, "tuple": _sequence, "dict": _dict, "callable": _callable, "filter": _filter,
              "any": _any_all(False), "all": _any_all(True), "isinstance": _isinstance, "len": length, "int": _int,
-             "max": _extreme(max), "min": _extreme(min)}
+             "max": _extreme(max), "min": _extreme(min), "bool": _bool}
 
 
 def call_with_facts(interp, func_node, callee, facts: list):

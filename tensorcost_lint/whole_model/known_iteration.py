@@ -18,14 +18,17 @@ from .library_objects import MappingFact
 def comprehension(interp, node):
     """`[f(x) for x in seq]`, `(… for …)` and `{k: v for k, v in d.items()}` over known sequences:
     the element once per item, with the loop's names bound to it; `if` clauses decided per item.
-    A comprehension over `range(n)` keeps the repeat reading (UNHANDLED). When an iterable or a
-    clause is not known, the element is walked with its names unknown and the value is None."""
+    A comprehension over `range(n)` keeps the repeat reading (UNHANDLED) unless it only builds data.
+    When an iterable or a clause is not known, the element is walked with its names unknown and the
+    value is None."""
     loops = []
     loop = node.for_in
     while loop is not None:
         loops.append(loop)
         loop = loop.inner_for_in
-    if is_range_call(loops[0].iter, interp.env) or any(getattr(loop, "asynchronous", None) for loop in loops):
+    if any(getattr(loop, "asynchronous", None) for loop in loops):
+        return UNHANDLED
+    if is_range_call(loops[0].iter, interp.env) and not _builds_data(node, loops):
         return UNHANDLED
     results: list = []
     known = _expand(interp, node, loops, interp.env, results)
@@ -131,3 +134,28 @@ def loop_items(iterated, node: cst.For, enumerated: bool, env):
     if enumerated:
         items = tuple(SequenceFact((int_fact(i), item)) for i, item in enumerate(items))
     return items
+
+
+# Builtins that compute a value from known ones and run no model code.
+_DATA_BUILTINS = frozenset({"isinstance", "len", "tuple", "list", "dict", "int", "bool", "str", "range", "zip",
+                            "enumerate", "min", "max", "abs", "sorted", "reversed"})
+_DATA_METHODS = frozenset({"items", "keys", "values", "get", "copy", "startswith", "endswith"})  # of dicts, strings
+
+
+def _builds_data(node, loops) -> bool:
+    """An element (and clauses) that only compute Python data: no call but of the builtins and the
+    dict and string methods above (a call of anything else may build a module or record a site),
+    no `@`."""
+    parts = [*(clause.test for loop in loops for clause in loop.ifs),
+             *((node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,))]
+    pending = list(parts)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Call) and not (
+                isinstance(current.func, cst.Name) and current.func.value in _DATA_BUILTINS
+                or isinstance(current.func, cst.Attribute) and current.func.attr.value in _DATA_METHODS):
+            return False
+        if isinstance(current, (cst.MatrixMultiply, cst.Lambda, cst.Await, cst.Yield)):
+            return False
+        pending.extend(current.children)
+    return True

@@ -164,7 +164,7 @@ def subscript(interp, node: cst.Subscript):
             if bound is None:
                 bounds.append(None)
                 continue
-            if not _side_effect_free(bound):
+            if not side_effect_free(bound):
                 return UNHANDLED
             bounds.append(int_of(interp.run, interp.eval(bound)))
             if bounds[-1] is None:
@@ -340,7 +340,7 @@ def compare(interp, node: cst.Comparison):
     from .decisions import decide_values
 
     operands = [node.left, *(target.comparator for target in node.comparisons)]
-    if not all(_side_effect_free(operand) for operand in operands):
+    if not all(side_effect_free(operand) for operand in operands):
         return UNHANDLED
     facts = [interp.eval(operand) for operand in operands]
     if any(type(fact) is TensorFact for fact in facts):
@@ -355,7 +355,10 @@ def compare(interp, node: cst.Comparison):
     return BoolFact(result)
 
 
-def _side_effect_free(node) -> bool:
+_VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code
+
+
+def side_effect_free(node) -> bool:
     """Arithmetic over names, attributes, literals and `len(...)` of them: evaluating it records no
     site (so an undecided comparison may be read again by the per-file evaluator)."""
     from .expressions import is_plain
@@ -363,13 +366,16 @@ def _side_effect_free(node) -> bool:
     if is_plain(node):
         return True
     if isinstance(node, cst.BinaryOperation):
-        return _side_effect_free(node.left) and _side_effect_free(node.right)
+        return side_effect_free(node.left) and side_effect_free(node.right)
     if isinstance(node, cst.UnaryOperation):
-        return _side_effect_free(node.expression)
+        return side_effect_free(node.expression)
     if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_side_effect_free(e.value) for e in node.elements)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
-        return all(_side_effect_free(a.value) for a in node.args)
+        return all(side_effect_free(e.value) for e in node.elements)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _VALUE_BUILTINS:
+        return all(side_effect_free(a.value) for a in node.args)
+    if isinstance(node, cst.Subscript):  # `groups[ind]`: indexing records no site
+        return side_effect_free(node.value) and all(
+            isinstance(e.slice, cst.Index) and side_effect_free(e.slice.value) for e in node.slice)
     return False
 
 
@@ -419,39 +425,48 @@ def dict_display(interp, node: cst.Dict):
 
 
 def store_item(interp, target: cst.Subscript, value) -> bool:
-    """`kwargs['k'] = v` / `items[i] = v` on a known dict or list bound to a name: the name rebound to
-    the changed value (unknown when the key or index is not known). False when the receiver is not
-    a known dict or list."""
-    from .expressions import is_plain
-
-    receiver = interp.eval(target.value) if is_plain(target.value) else None
-    if type(receiver) not in (MappingFact, SequenceFact):
+    """`kwargs['k'] = v`, `items[i] = v`, `groups[i][key] = v` on known dicts and lists reached from a
+    name: the name rebound to the changed value; unknown (the name forgotten) when a key or index is
+    not known. False when no known dict or list is reached (the per-file reading applies)."""
+    root = target
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    if not isinstance(root, cst.Name) or type(interp.env.get(root.value)) not in (MappingFact, SequenceFact):
         return False
-    elements = list(target.slice)
-    part = elements[0].slice if len(elements) == 1 else None
-    if not isinstance(part, cst.Index) or not is_plain(part.value):
-        for element in elements:
+    changed = _stored(interp, target, value)
+    if changed is None:
+        for element in target.slice:
             interp.walk(element)  # the sites in the index
-        _forget(interp, target.value)
-        return True
-    key = interp.eval(part.value)
-    if type(receiver) is MappingFact and type(key) is StringFact:
-        _rebind(interp, target.value, MappingFact(tuple({**dict(receiver.items), key.value: value}.items())))
-        return True
-    index = int_of(interp.run, key) if type(receiver) is SequenceFact else None
-    if index is not None and -len(receiver.items) <= index < len(receiver.items):
-        items = list(receiver.items)
-        items[index] = value
-        _rebind(interp, target.value, SequenceFact(tuple(items)))
-        return True
-    _forget(interp, target.value)
+        _forget(interp, root)
+    else:
+        _rebind(interp, root, changed)
     return True
+
+
+def _stored(interp, target, value):
+    """The value of the name at the root of `target` after `target = value`, or None."""
+    if isinstance(target, cst.Name):
+        return value
+    elements = list(target.slice) if isinstance(target, cst.Subscript) else []
+    part = elements[0].slice if len(elements) == 1 else None
+    if not isinstance(part, cst.Index) or not side_effect_free(part.value) or not side_effect_free(target.value):
+        return None
+    container, key = interp.eval(target.value), interp.eval(part.value)
+    if type(container) is MappingFact and type(key) is StringFact:
+        return _stored(interp, target.value, MappingFact(tuple({**dict(container.items), key.value: value}.items())))
+    index = int_of(interp.run, key) if type(container) is SequenceFact else None
+    if index is not None and -len(container.items) <= index < len(container.items):
+        items = list(container.items)
+        items[index] = value
+        return _stored(interp, target.value, SequenceFact(tuple(items)))
+    return None
 
 
 def forget_deleted(interp, target) -> None:
     """`del kwargs['k']`: the dict or list is unknown from here on."""
-    from .expressions import is_plain
-
-    if isinstance(target, cst.Subscript) and is_plain(target.value) and \
-            type(interp.eval(target.value)) in (MappingFact, SequenceFact):
-        _forget(interp, target.value)
+    root = target
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    if isinstance(target, cst.Subscript) and isinstance(root, cst.Name) and \
+            type(interp.env.get(root.value)) in (MappingFact, SequenceFact):
+        _forget(interp, root)

@@ -31,11 +31,15 @@ from .saved_tensors import site_memory
 from .storage import StorageTracker
 
 MAX_CALL_DEPTH = 64
-# Inside a constructor, calls of functions and methods (not of other constructors) are followed this
-# deep: `super().__init__(config)` and the helpers it calls build attributes (x-transformers:
-# `super().__init__` -> `groupby_prefix_and_trim` -> `group_dict_by_key` -> a `partial` it calls);
-# the availability checks a library base class runs below that build nothing a cost depends on.
-MAX_BUILD_CALL_DEPTH = 4
+# Inside a constructor, calls of methods (not of other constructors) are followed this deep:
+# `super().__init__(config)` and the helpers it calls build attributes; the availability checks a
+# library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 2
+# Plain functions (not methods) of the file whose constructor runs are followed deeper: its
+# configuration helpers call each other (x-transformers: `super().__init__` -> `groupby_prefix_and_trim`
+# -> `group_dict_by_key` -> the `partial(string_begins_with, prefix)` it calls); a library's
+# availability checks in other files (transformers' import_utils.py) stay two calls deep.
+MAX_BUILD_HELPER_DEPTH = 4
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -75,6 +79,7 @@ class ModelRun:
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
         self.build_calls = 0  # followed calls below the innermost constructor
+        self.build_file = None  # the file of the innermost constructor running
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.whole_floats: dict = {}  # id(ScalarFact of a literal like 1.0) -> (fact, its integer value)
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
@@ -220,8 +225,8 @@ class ModelRun:
                 if isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) \
                         and loop.iter.func.value == "range" and len(loop.iter.args) == 1:
                     count = interp.dim_of(loop.iter.args[0].value)
-                if count is None:
-                    return UNHANDLED
+                if count is None:  # over a known tuple: each item built (known_iteration), or unknown
+                    return python_values.list_value(interp.eval(value))
                 item = interp.eval(value.elt)
                 return ModuleList((item,), count)
             fact = interp.eval(value)
@@ -392,12 +397,14 @@ class ModelRun:
             init_source, init = found
             self.building += 1
             calls, self.build_calls = self.build_calls, 0
+            built_file, self.build_file = self.build_file, source
             try:
                 with self.collecting([]):  # building costs nothing we count
                     self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
             finally:
                 self.building -= 1
                 self.build_calls = calls
+                self.build_file = built_file
             for name, value in list(self_fact.attributes.items()):
                 if type(value) is python_values.GrowingList:  # built: its appends are done
                     self_fact.attributes[name] = value.as_module_list()
@@ -416,8 +423,10 @@ class ModelRun:
         if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
             self.problems.append((function.node.name.value, "recursive call: not followed"))
             return None
-        if self.building and self.build_calls >= MAX_BUILD_CALL_DEPTH:
-            return None  # bounded work: a constructor's helpers are followed two calls deep
+        helper = function.bound is None and function.source is self.build_file
+        limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
+        if self.building and self.build_calls >= limit:
+            return None  # bounded work: a constructor's methods are followed two calls deep, functions four
         module = self.module
         entries: list = []
         if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
@@ -484,6 +493,8 @@ class ModelRun:
                 env[name] = positional[index]
             elif name in keywords:
                 env[name] = keywords[name]
+            elif call_binding.UNKNOWN_REST in keywords and index >= len(positional) and param.default is not None:
+                env[name] = None  # `**options` the run cannot read may set it: not its default
             elif param.default is not None:
                 env[name] = defaults.eval(param.default)
             elif name in CONFIG_NAMES:

@@ -28,10 +28,12 @@ CASES = {
     "routed-kwargs": ("Routed", {"dim": 16, "depth": 2, "heads": 2, "B": 2, "T": 8}),
     "defaults-and-closures": ("Defaults", {"dim": 16, "heads": 4, "B": 2, "T": 8}),
     "lists-and-dicts-changed-in-place": ("Mutations", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
+    "keywords-grouped-per-layer": ("PerLayer", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
 }
 CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth", "heads"),
                "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated"), "Mutations": ("dim", "depth"),
-               "RepeatedNext": ("dim", "depth"), "OpaqueOptions": ("dim",)}
+               "RepeatedNext": ("dim", "depth"), "OpaqueOptions": ("dim",),
+               "OpaqueKeywords": ("dim",), "PerLayer": ("dim", "depth")}
 
 
 def _reference(cls: str, dims: dict, training: bool) -> int:
@@ -109,10 +111,12 @@ def test_an_iterator_advanced_in_a_repeated_loop_is_unknown_after_it(tmp_path, c
 
 
 def test_keywords_from_an_unknown_mapping_stay_unknown(tmp_path, capsys):
-    """`PrefixedFeedForward(dim, **json.loads(...))`: the callee's `**kwargs` may hold `ff_mult`, so
-    the hidden size is not read as `dim * 1` (FlopCounterMode counts `ff_mult=2`): both linears
-    are listed unresolved and add nothing, rather than a wrong total."""
+    """`PrefixedFeedForward(dim, **json.loads(...))`: the callee's `**kwargs` may hold `ff_mult`, and
+    `FixedFeedForward(dim, **json.loads(...))` may set `mult`, so the hidden size is not read as
+    `dim * 1` (FlopCounterMode counts 2): both linears are listed unresolved and add nothing,
+    rather than a wrong total."""
     dims = {"dim": 8, "B": 2, "T": 4}
-    result = _analyse(tmp_path, capsys, "OpaqueOptions", dims, "inference")
-    assert _reference("OpaqueOptions", dims, False) == 2 * (2 * 2 * 4 * 8 * 16)
-    assert result["unresolved_sites"] == 2 and result["totals"]["flops"] == 0
+    for cls in ("OpaqueOptions", "OpaqueKeywords"):  # read through `**kwargs`, or bound to `mult=1`
+        result = _analyse(tmp_path, capsys, cls, dims, "inference")
+        assert _reference(cls, dims, False) == 2 * (2 * 2 * 4 * 8 * 16)
+        assert result["unresolved_sites"] == 2 and result["totals"]["flops"] == 0
