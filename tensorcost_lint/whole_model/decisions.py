@@ -10,6 +10,7 @@ from shape_annotations import evaluate_dim
 
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
+from ..analysis.interpreter import UNHANDLED
 from . import known_values
 from .expressions import truth
 from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
@@ -110,3 +111,23 @@ def _contains(item, container):
     if type(container) is SequenceFact and all(type(i) is StringFact or i is NONE for i in container.items):
         return any(type(i) is StringFact and i.value == item.value for i in container.items)  # `t in ('a', 'c')`
     return None
+
+
+def compare_known(interp, node: cst.Comparison):
+    """A comparison of known plain values evaluated once (`(num % den) == 0`, `ind == n - 1`):
+    its boolean when every operand is known; UNHANDLED (nothing evaluated) when an operand is not
+    free of call sites to evaluate first."""
+    operands = [node.left, *(target.comparator for target in node.comparisons)]
+    if not all(known_values.side_effect_free(operand) for operand in operands):
+        return UNHANDLED
+    facts = [interp.eval(operand) for operand in operands]
+    if any(type(fact) is TensorFact for fact in facts):
+        return UNHANDLED  # elementwise: the per-file reading (operands are free to evaluate again)
+    result = True
+    for (left, left_node), (right, right_node), target in zip(zip(facts, operands), zip(facts[1:], operands[1:]),
+                                                              node.comparisons):
+        decided = decide_values(interp.run, target.operator, left, left_node, right, right_node)
+        if decided is None:
+            return None
+        result = result and decided
+    return BoolFact(result)

@@ -17,6 +17,7 @@ from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import known_values, library_values, python_values, registries
+from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
 
@@ -299,13 +300,6 @@ def dict_literal(interp, node: cst.Dict):
         else:
             known = False
     return MappingFact(tuple(items)) if known else None
-
-
-def is_plain(node) -> bool:
-    """Names, attribute chains and literals: evaluating them twice records nothing."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)) or int_value(node) is not None
 
 
 def _int_of(interp, node):

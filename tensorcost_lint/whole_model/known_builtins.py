@@ -15,8 +15,8 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, python_values
-from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, items_of, partly_unknown, \
-    side_effect_free
+from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, is_plain, items_of, \
+    partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
 
@@ -59,8 +59,6 @@ def _evaluated(interp, args):
 def _zip(interp, args):
     """`zip(a, b)` and `zip(*lists)` over known sequences: the tuples Python makes. Module lists
     repeated by a count keep the reading of python_values.zipped."""
-    from .expressions import is_plain
-
     if args.keywords or not args.positional:
         return UNHANDLED
     if not all(is_plain(value) for value in args.positional):
@@ -73,8 +71,6 @@ def _zip(interp, args):
 
 
 def _enumerate(interp, args):
-    from .expressions import is_plain
-
     if args.starred or len(args.positional) not in (1, 2) or args.keywords:
         return UNHANDLED
     if is_plain(args.positional[0]):
@@ -209,8 +205,6 @@ def _any_all(want_all: bool):
 def _isinstance(interp, args):
     """`isinstance(x, T)` for the known values the per-file reading leaves undecided: an int that
     is not a size (`cast_tuple(0., n)`), a bool, a dict."""
-    from .expressions import is_plain
-
     if args.keywords or args.starred or len(args.positional) != 2 or not is_plain(args.positional[0]):
         return UNHANDLED
     value = interp.eval(args.positional[0])
@@ -230,8 +224,6 @@ def _isinstance(interp, args):
 
 def length(interp, args):
     """`len(masks)` of a list appended to a known number of times, `len(prefix)` of a string."""
-    from .expressions import is_plain
-
     if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
         return UNHANDLED
     value = interp.eval(args.positional[0])
@@ -303,8 +295,6 @@ def call_with_facts(interp, func_node, callee, facts: list):
 def partial(interp, args):
     """`functools.partial(block, **kwargs)` with a known mapping spliced, or over a module object:
     a Partial as python_values makes one; UNHANDLED for what python_values.make_partial reads."""
-    from .expressions import is_plain
-
     if not args.positional or not is_plain(args.positional[0]):
         return UNHANDLED
     func = args.positional[0]

@@ -41,6 +41,13 @@ class IteratorFact:
         return None if self.unknown else self.items[self.position:]
 
 
+def is_plain(node) -> bool:
+    """Names, attribute chains and literals: evaluating them twice records nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)) or int_value(node) is not None
+
+
 # -- ints ---------------------------------------------------------------------------------------------
 
 def int_fact(value: int):
@@ -134,8 +141,6 @@ def subscript(interp, node: cst.Subscript):
     """`seq[i]`, `layers[i]` with i a known int, `key[prefix_len:]` of a known string, and
     `mapping[key]`. Only names and attribute chains are read here (reading them twice records
     nothing), so UNHANDLED hands the node on unchanged."""
-    from .expressions import is_plain
-
     elements = list(node.slice)
     if len(elements) != 1 or not is_plain(node.value):
         return UNHANDLED
@@ -333,36 +338,12 @@ def arithmetic(run, operator, left, right):
     return UNHANDLED
 
 
-def compare(interp, node: cst.Comparison):
-    """A comparison of known plain values evaluated once (`(num % den) == 0`, `ind == n - 1`):
-    its boolean when every operand is known; UNHANDLED (nothing evaluated) when an operand is not
-    free of call sites to evaluate first."""
-    from .decisions import decide_values
-
-    operands = [node.left, *(target.comparator for target in node.comparisons)]
-    if not all(side_effect_free(operand) for operand in operands):
-        return UNHANDLED
-    facts = [interp.eval(operand) for operand in operands]
-    if any(type(fact) is TensorFact for fact in facts):
-        return UNHANDLED  # elementwise: the per-file reading (operands are free to evaluate again)
-    result = True
-    for (left, left_node), (right, right_node), target in zip(zip(facts, operands), zip(facts[1:], operands[1:]),
-                                                              node.comparisons):
-        decided = decide_values(interp.run, target.operator, left, left_node, right, right_node)
-        if decided is None:
-            return None
-        result = result and decided
-    return BoolFact(result)
-
-
 _VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code
 
 
 def side_effect_free(node) -> bool:
     """Arithmetic over names, attributes, literals and `len(...)` of them: evaluating it records no
     site (so an undecided comparison may be read again by the per-file evaluator)."""
-    from .expressions import is_plain
-
     if is_plain(node):
         return True
     if isinstance(node, cst.BinaryOperation):

@@ -17,8 +17,8 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import expressions, known_builtins, known_iteration, known_values, library_layers, library_values, \
-    python_values, registries
+from . import decisions, expressions, known_builtins, known_iteration, known_values, library_layers, \
+    library_values, python_values, registries
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
@@ -112,7 +112,7 @@ class ModelEvaluator(Evaluator):
             decided = self.run.decide(self, node)  # `is_cross_attention = encoder_hidden_states is not None`
             if decided is not None:
                 return BoolFact(decided)
-        known = known_values.compare(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
+        known = decisions.compare_known(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
         if known is not UNHANDLED and known is not None:
             return known
         return super()._eval_Comparison(node)
