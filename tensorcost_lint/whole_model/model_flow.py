@@ -17,11 +17,11 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import expressions, library_layers, library_values, python_values, registries
+from . import choices, expressions, library_layers, library_values, python_values, registries
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
-    Sequential
+from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
+    Repeat, Sequential
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
 _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
@@ -270,7 +270,9 @@ class ModelEvaluator(Evaluator):
         if type(callee) in (python_values.Partial, library_layers.EinopsLayer):
             return python_values.call_value(self, node, callee, args)
         if type(callee) is python_values.ModuleChoice:
-            return python_values.call_choice(self, node, callee, args)
+            return choices.call_module_choice(self, node, callee, args)
+        if type(callee) is CallableChoice:
+            return choices.call_callable_choice(self, node, callee, args)
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")

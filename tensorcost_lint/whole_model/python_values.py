@@ -21,7 +21,7 @@ from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, Tensor
 from ..analysis.interpreter import UNHANDLED
 from . import zipping
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
-from .objects import Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
+from .objects import CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
 _SYNTHETIC = "tensorcost_partial_"  # env names the bound arguments of a partial are read through
@@ -290,8 +290,18 @@ def conditional(interp, node: cst.IfExp):
         return body
     if is_module_value(body) and is_module_value(orelse):
         return ModuleChoice(interp.ctx.code(node.test), (body, orelse))
+    if _is_class(body) and _is_class(orelse):  # `Attention if n_kv is None else GroupedQueryAttention`
+        sides = [s for side in (body, orelse) for s in (side.sides if type(side) is CallableChoice else (side,))]
+        return CallableChoice(interp.ctx.code(node.test), tuple(sides))
     return merge_facts(body, orelse, interp.ctx.settings.sizes) if type(body) is type(orelse) is TensorFact or \
         type(body) is type(orelse) and type(body) in (DimFact, SequenceFact) else None
+
+
+def _is_class(value) -> bool:
+    """Classes of the tree only: what each side builds is a module whose forward takes the caller's
+    inputs. Functions applied to data are not chosen between: conditions decided apart elsewhere
+    (a block making 4-D inputs under the same flag) would pair a side with inputs it never gets."""
+    return type(value) is ClassRef or type(value) is CallableChoice
 
 
 # -- dispatch --------------------------------------------------------------------------------------------
@@ -372,22 +382,3 @@ def unrolled_loop(flow, node: cst.For, items) -> None:
     if node.orelse is not None:
         env = flow._block(node.orelse.body, env)
     flow._set_env(env)
-
-
-def call_choice(interp, node, choice: ModuleChoice, args):
-    """Each side applied to the one input (a Choice of their costs); the value both agree on."""
-    run = interp.run
-    if len(args.positional) != 1 or args.keywords or args.starred:
-        run.not_followed(interp.ctx, node, f"a module chosen by `{choice.condition}`, called with more than one input")
-        for value in [*args.positional, *args.keywords.values()]:
-            interp.eval(value)
-        return None
-    fact = interp.eval(args.positional[0])
-    sides, results = ([], []), []
-    for side, module in zip(sides, choice.sides):
-        with run.collecting(side):
-            results.append(run.apply_module(interp, node, module, fact))
-    run.add(Choice(choice.condition, sides))
-    run.note_undecided(choice.condition)
-    first, second = results
-    return first if first is second else merge_facts(first, second, interp.ctx.settings.sizes)
