@@ -17,7 +17,7 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import choices, expressions, library_layers, library_values, python_values, registries
+from . import choices, expressions, library_layers, library_values, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
@@ -165,6 +165,8 @@ class ModelEvaluator(Evaluator):
         return super()._eval_Attribute(node)
 
     def attribute_of(self, receiver, name: str):
+        if receiver is torch_values.NUMERIC_LIMITS:
+            return torch_values.limit_attribute(name)
         if receiver is CONFIG:
             return library_values.config_attribute(self.run, name)
         if type(receiver) is RecordFact:
@@ -195,6 +197,10 @@ class ModelEvaluator(Evaluator):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
+        if name in torch_values.TENSOR_FUNCTIONS:
+            return torch_values.tensor_from_data(self, args)
+        if name in torch_values.LIMITS_FUNCTIONS:
+            return torch_values.numeric_limits(self, args)
         handled = python_values.call_builtin(self, node, args, name)
         if handled is not UNHANDLED:
             return handled
