@@ -53,11 +53,14 @@ def zip_iterables(interp, iterables):
     sizes = interp.run.sizes
     repeated = [count for _, count in iterables if count is not None]
     listed = [items for items, count in iterables if count is None]
-    if not listed:  # every argument repeats one value: the same count, or lengths known equal
-        first = repeated[0]
-        if all(same_dim(count, first, sizes) is True for count in repeated[1:]):
-            return ModuleList((SequenceFact(tuple(items[0] for items, _ in iterables)),), first)
-        return None
+    if not listed:  # every argument repeats one value: the shortest count, when it is known
+        shortest = repeated[0]
+        if not all(same_dim(count, shortest, sizes) is True for count in repeated[1:]):
+            lengths = [_length(count, sizes) for count in repeated]
+            if None in lengths:
+                return None
+            shortest = repeated[lengths.index(min(lengths))]
+        return ModuleList((SequenceFact(tuple(items[0] for items, _ in iterables)),), shortest)
     steps = min(len(items) for items in listed)
     lengths = [_length(count, sizes) for count in repeated]
     if any(length is None for length in lengths):

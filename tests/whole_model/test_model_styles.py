@@ -73,6 +73,8 @@ CASES = {
                        lambda d: {"input_ids": torch.randint(0, d["vocab_size"], (d["B"], d["T"]))}),
     "legacy-cache-loop": Case("legacy_cache_loop", "CachedLM", LEGACY, {"input_ids": "int64 B T"}, _ids),
     "zip-per-layer-values": Case("legacy_cache_loop", "PrunedLM", LEGACY, {"input_ids": "int64 B T"}, _ids),
+    "zip-shortest-range": Case("legacy_cache_loop", "EarlyExitLM", {**LEGACY, "depth": 3, "exit_after": 2},
+                               {"input_ids": "int64 B T"}, _ids),
     "functional": Case("functional", "FunctionalGPT",
                        {"vocab_size": 101, "block_size": 32, "n_layer": 2, "n_head": 4, "n_embd": 32, "B": 2, "T": 16},
                        {"idx": "int64 B T"},
