@@ -408,6 +408,24 @@ class ModelFlow(FunctionFlow):
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
 
+    def _annotated_assign(self, node) -> None:
+        """`self.W_U: Float[Tensor, "d_model d_vocab"] = nn.Parameter(...)`: the annotation's fact
+        replaces the value's, and carries its gradient."""
+        frames = self.run_.grad_frames
+        frames.append(False)
+        try:
+            super()._annotated_assign(node)
+        finally:
+            tainted = frames.pop()
+        if not (tainted and self.run_.mode == "training"):
+            for name in _names(node.target):
+                self.env.pop(GRAD_TAINT + name, None)
+            return
+        for name in _names(node.target):
+            self.env[GRAD_TAINT + name] = True
+        if expressions.is_plain(node.target):
+            self.run_.mark(self.evaluator.eval(node.target))
+
     def small_statement(self, node, line) -> None:
         if isinstance(node, cst.Raise):
             self.evaluator.walk(node)
@@ -496,7 +514,7 @@ class ModelFlow(FunctionFlow):
             elif else_returned and not then_returned:
                 env = then_env
             else:
-                env = merge_envs(then_env, else_env, self.ctx.settings.sizes)
+                env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes)
             returned = then_returned and else_returned
         self._set_env(env)
         self.state.returned = self.state.returned or returned
@@ -549,10 +567,24 @@ class ModelFlow(FunctionFlow):
         self.run_.add(repeat)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env
         known = count is not None and _at_least_one(count, self.ctx.settings.sizes)
-        merged = body_env if known else merge_envs(self.env, body_env, self.ctx.settings.sizes)
+        merged = body_env if known else merge_sides(self.run_, self.env, body_env, self.ctx.settings.sizes)
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
+
+
+def merge_sides(run, a: dict, b: dict, sizes) -> dict:
+    """What two paths leave (merge_envs); a value needs a gradient when it does on either path, as
+    the dearer side is the one costed (a norm that upcasts under an undecided dtype check still
+    passes its input's gradient on)."""
+    merged = merge_envs(a, b, sizes)
+    for name, value in merged.items():
+        if name in a and name in b and value is not a[name] and (run.needs_grad(a[name]) or run.needs_grad(b[name])):
+            run.mark(value)
+    for key in {*a, *b}:
+        if key.startswith(GRAD_TAINT) and (a.get(key) is True or b.get(key) is True):
+            merged[key] = True
+    return merged
 
 
 def _at_least_one(dim, sizes) -> bool:
