@@ -92,11 +92,16 @@ def _value(run, fact):
 
 
 def _contains(item, container):
-    """`"dynamic" in self.rope_type`, `key in mapping` with known strings."""
+    """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings."""
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:
         return item.value in container.value
     if type(container) is MappingFact:
         return item.value in dict(container.items)
+    if type(container) is SequenceFact:  # `arch in ("OlmoeForCausalLM", "Olmo2ForCausalLM")`
+        values = [i.value for i in container.items if type(i) is StringFact]
+        if item.value in values:
+            return True
+        return False if len(values) == len(container.items) else None
     return None
