@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, Unknown, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
 
 from . import shape_ops
 from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -26,10 +26,46 @@ def _slice_dim(interp, dim, node: cst.Slice):
         if start is not None:
             return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
         return Unknown("slice")
+    if node.step is None:
+        length = _bounded_slice(interp, dim, node)
+        if length is not None:
+            return length
     for part in (node.lower, node.upper, node.step):
         if part is not None:
             interp.eval(part)
     return Unknown("slice")
+
+
+def _bounded_slice(interp, dim, node: cst.Slice):
+    """`h:u` of a dim d (GPT-2's `bias[:, :, key_length - query_length:key_length]`): u - h, when
+    the declared sizes show 0 <= h <= u <= d, so Python's clamping changes nothing; else None.
+    Only bounds without calls are read (evaluating them again records nothing)."""
+    if not (_arithmetic(node.lower) and _arithmetic(node.upper)):
+        return None
+    start = Const(0) if int_value(node.lower) == 0 else interp.dim_of(node.lower)
+    stop = interp.dim_of(node.upper)
+    if start is None or stop is None:
+        return None
+    start = simplify_dim(start)  # `key_length - query_length` of equal lengths is 0
+    try:
+        values = [0 if start == Const(0) else evaluate_dim(start, interp.ctx.settings.sizes),
+                  *(evaluate_dim(d, interp.ctx.settings.sizes) for d in (stop, dim))]
+    except ShapeError:  # a bound that evaluates to 0 or less: not read
+        return None
+    if None in values or not 0 <= values[0] <= values[1] <= values[2]:
+        return None
+    return simplify_dim(BinOp("-", stop, start))
+
+
+def _arithmetic(node) -> bool:
+    """Names, attribute chains, integers and arithmetic on them."""
+    if isinstance(node, cst.BinaryOperation):
+        return _arithmetic(node.left) and _arithmetic(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _arithmetic(node.expression)
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.Name, cst.Integer))
 
 
 def subscript(interp, node: cst.Subscript):

@@ -99,7 +99,7 @@ def _value(run, fact):
 
 
 def _contains(item, container):
-    """`"dynamic" in self.rope_type`, `key in mapping` with known strings."""
+    """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings."""
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:
@@ -108,8 +108,12 @@ def _contains(item, container):
         if item.value in dict(container.items):
             return True
         return None if known_values.partly_unknown(container) else False
-    if type(container) is SequenceFact and all(type(i) is StringFact or i is NONE for i in container.items):
-        return any(type(i) is StringFact and i.value == item.value for i in container.items)  # `t in ('a', 'c')`
+    if type(container) is SequenceFact:  # `arch in ("OlmoeForCausalLM", "Olmo2ForCausalLM")`, `t in ('a', 'c')`
+        values = [i.value for i in container.items if type(i) is StringFact]
+        if item.value in values:
+            return True
+        known = sum(1 for i in container.items if type(i) is StringFact or i is NONE)
+        return False if known == len(container.items) else None
     return None
 
 

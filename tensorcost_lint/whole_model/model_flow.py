@@ -17,12 +17,12 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import decisions, expressions, known_builtins, known_iteration, known_values, library_layers, \
-    library_values, python_values, registries
+from . import choices, decisions, expressions, known_builtins, known_iteration, known_values, library_layers, \
+    library_values, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .objects import NONE, BoolFact, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
-    Sequential
+from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
+    Repeat, Sequential
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
 _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
@@ -190,6 +190,8 @@ class ModelEvaluator(Evaluator):
         return super()._eval_Attribute(node)
 
     def attribute_of(self, receiver, name: str):
+        if receiver is torch_values.NUMERIC_LIMITS:
+            return torch_values.limit_attribute(name)
         if type(receiver) is TensorFact and name == "ndim":
             return known_values.rank(receiver)  # `'b j d' if k.ndim == 3 else 'b h j d'`
         if receiver is CONFIG:
@@ -222,6 +224,10 @@ class ModelEvaluator(Evaluator):
         run = self.run
         if name == "torch.arange":
             return _arange(self, args)
+        if name in torch_values.TENSOR_FUNCTIONS:
+            return torch_values.tensor_from_data(self, args)
+        if name in torch_values.LIMITS_FUNCTIONS:
+            return torch_values.numeric_limits(self, args)
         handled = known_builtins.builtin(self, node, args)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
             handled = known_builtins.partial(self, args)
@@ -307,7 +313,9 @@ class ModelEvaluator(Evaluator):
         if type(callee) in (python_values.Partial, library_layers.EinopsLayer):
             return python_values.call_value(self, node, callee, args)
         if type(callee) is python_values.ModuleChoice:
-            return python_values.call_choice(self, node, callee, args)
+            return choices.call_module_choice(self, node, callee, args)
+        if type(callee) is CallableChoice:
+            return choices.call_callable_choice(self, node, callee, args)
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
@@ -442,6 +450,24 @@ class ModelFlow(FunctionFlow):
             return  # `kwargs['k'] = v` on a known dict
         super().assign(target, fact, value_node)
 
+    def _annotated_assign(self, node) -> None:
+        """`self.W_U: Float[Tensor, "d_model d_vocab"] = nn.Parameter(...)`: the annotation's fact
+        replaces the value's, and carries its gradient."""
+        frames = self.run_.grad_frames
+        frames.append(False)
+        try:
+            super()._annotated_assign(node)
+        finally:
+            tainted = frames.pop()
+        if not (tainted and self.run_.mode == "training"):
+            for name in _names(node.target):
+                self.env.pop(GRAD_TAINT + name, None)
+            return
+        for name in _names(node.target):
+            self.env[GRAD_TAINT + name] = True
+        if expressions.is_plain(node.target):
+            self.run_.mark(self.evaluator.eval(node.target))
+
     def small_statement(self, node, line) -> None:
         if isinstance(node, cst.Del):
             for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
@@ -540,7 +566,7 @@ class ModelFlow(FunctionFlow):
             elif else_returned and not then_returned:
                 env = then_env
             else:
-                env = merge_envs(then_env, else_env, self.ctx.settings.sizes)
+                env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes)
             returned = then_returned and else_returned
         self._set_env(env)
         self.state.returned = self.state.returned or returned
@@ -597,7 +623,7 @@ class ModelFlow(FunctionFlow):
         self.run_.add(repeat)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env
         known = count is not None and _at_least_one(count, self.ctx.settings.sizes)
-        merged = body_env if known else merge_envs(self.env, body_env, self.ctx.settings.sizes)
+        merged = body_env if known else merge_sides(self.run_, self.env, body_env, self.ctx.settings.sizes)
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
@@ -605,6 +631,20 @@ class ModelFlow(FunctionFlow):
 
 _BITWISE_ASSIGN = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd, cst.BitXorAssign: cst.BitXor,
                    cst.ModuloAssign: cst.Modulo}
+
+
+def merge_sides(run, a: dict, b: dict, sizes) -> dict:
+    """What two paths leave (merge_envs); a value needs a gradient when it does on either path, as
+    the dearer side is the one costed (a norm that upcasts under an undecided dtype check still
+    passes its input's gradient on)."""
+    merged = merge_envs(a, b, sizes)
+    for name, value in merged.items():
+        if name in a and name in b and value is not a[name] and (run.needs_grad(a[name]) or run.needs_grad(b[name])):
+            run.mark(value)
+    for key in {*a, *b}:
+        if key.startswith(GRAD_TAINT) and (a.get(key) is True or b.get(key) is True):
+            merged[key] = True
+    return merged
 
 
 def _at_least_one(dim, sizes) -> bool:

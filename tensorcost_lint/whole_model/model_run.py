@@ -19,7 +19,7 @@ from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
 from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, library_layers, python_values
+from . import call_binding, choices, library_layers, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
 from .inheritance import find_method, owner_of
@@ -194,6 +194,11 @@ class ModelRun:
         pending = [(root, "")]
         while pending:
             value, path = pending.pop(0)
+            if type(value) is python_values.ModuleChoice:  # each side at the choice's path
+                names = dict.fromkeys(_class_name(self, side) for side in value.sides)
+                self.classes[path] = self.classes.get(path) or " | ".join(names)
+                pending.extend((side, path) for side in value.sides)
+                continue
             if id(value) in self.paths or not _is_module(value):
                 continue
             self.paths[id(value)] = path
@@ -469,6 +474,10 @@ class ModelRun:
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE
+        result = choices.module_choice(returns, f"the module `{node.name.value}()` returns") \
+            if len(returns) > 1 else None  # undecided branches returning different modules: each costed
+        if result is not None:
+            return result
         result = returns[0]
         for other in returns[1:]:  # an undecided branch returns on one side: what both agree on
             result = result if other is result else merge_facts(result, other, self.sizes)

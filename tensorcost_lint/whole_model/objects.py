@@ -135,3 +135,12 @@ def known_count(dim, sizes: dict):
     except Exception:  # noqa: BLE001 - an unbound count is unknown
         return None
     return value if value is not None and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class CallableChoice:
+    """`A if cond else B` for classes A and B of the tree, the condition undecided: calling it
+    builds each side (choices.py)."""
+
+    condition: str
+    sides: tuple  # ClassRef, ...

@@ -1,5 +1,5 @@
 """Python-level idioms model code builds its modules with, for a whole-model run: lists grown by
-`append` in loops or built by comprehensions over `range(n)`, `zip`/`enumerate` over module lists,
+`append` in loops or built by comprehensions over `range(n)` (`zip`/`enumerate`: zipping.py),
 `functools.partial`, and conditional expressions decided like `if` (an undecided one costs each side).
 
 Everything here either knows the value exactly or says unknown (None): a list appended to under a
@@ -17,10 +17,11 @@ from ..analysis import call_sites, tensor_functions
 from ..analysis.arguments import CallArgs
 from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
+from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
+from . import zipping
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
-from .objects import Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
+from .objects import CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
 
 _SYNTHETIC = "tensorcost_partial_"  # env names the bound arguments of a partial are read through
@@ -172,46 +173,12 @@ def _target_names(target):
     return []
 
 
-def _range_or_list(interp, node):
-    """A module list, or `range(n)` as n unknown ints (`zip(range(n_layers), self.blocks)`)."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range" \
-            and len(node.args) == 1 and "range" not in interp.env:
-        count = interp.dim_of(node.args[0].value)
-        return None if count is None else ModuleList((ScalarFact(),), count)
-    return list_value(interp.eval(node))
-
-
-def zipped(interp, args):
-    """`zip(self.layers, self.norms)` over module lists: one tuple of modules per layer."""
-    if args.keywords or args.starred or not args.positional:
-        return UNHANDLED
-    lists = [_range_or_list(interp, value) for value in args.positional]
-    if any(value is None for value in lists):
-        return None
-    counts = {value.count for value in lists}
-    if len(counts) == 1 and None not in counts:
-        return ModuleList((SequenceFact(tuple(value.items[0] for value in lists)),), counts.pop())
-    if None in counts and len(counts) == 1 and len({len(value.items) for value in lists}) == 1:
-        return ModuleList(tuple(SequenceFact(items) for items in zip(*(value.items for value in lists))))
-    return None
-
-
 def listed(interp, args):
     """`list(zip(...))`, `list(self.blocks)`: the same module list."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     value = interp.eval(args.positional[0])
     return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
-
-
-def enumerated(interp, args):
-    """`enumerate(self.blocks)`: (index, module) pairs; the index is not a known value."""
-    if args.keywords or args.starred or len(args.positional) != 1:
-        return UNHANDLED
-    value = list_value(interp.eval(args.positional[0]))
-    if value is None:
-        return None
-    return ModuleList(tuple(SequenceFact((None, item)) for item in value.items), value.count)
 
 
 def mapped(interp, args):
@@ -323,13 +290,23 @@ def conditional(interp, node: cst.IfExp):
         return body
     if is_module_value(body) and is_module_value(orelse):
         return ModuleChoice(interp.ctx.code(node.test), (body, orelse))
+    if _is_class(body) and _is_class(orelse):  # `Attention if n_kv is None else GroupedQueryAttention`
+        sides = [s for side in (body, orelse) for s in (side.sides if type(side) is CallableChoice else (side,))]
+        return CallableChoice(interp.ctx.code(node.test), tuple(sides))
     return merge_facts(body, orelse, interp.ctx.settings.sizes) if type(body) is type(orelse) is TensorFact or \
         type(body) is type(orelse) and type(body) in (DimFact, SequenceFact) else None
 
 
+def _is_class(value) -> bool:
+    """Classes of the tree only: what each side builds is a module whose forward takes the caller's
+    inputs. Functions applied to data are not chosen between: conditions decided apart elsewhere
+    (a block making 4-D inputs under the same flag) would pair a side with inputs it never gets."""
+    return type(value) is ClassRef or type(value) is CallableChoice
+
+
 # -- dispatch --------------------------------------------------------------------------------------------
 
-_BUILTINS = {"map": mapped, "zip": zipped, "list": listed, "enumerate": enumerated}
+_BUILTINS = {"map": mapped, "zip": zipping.zipped, "list": listed, "enumerate": zipping.enumerated}
 
 
 def call_builtin(interp, node, args, name):
@@ -409,22 +386,3 @@ def unrolled_loop(flow, node: cst.For, items) -> None:
     if node.orelse is not None:
         env = flow._block(node.orelse.body, env)
     flow._set_env(env)
-
-
-def call_choice(interp, node, choice: ModuleChoice, args):
-    """Each side applied to the one input (a Choice of their costs); the value both agree on."""
-    run = interp.run
-    if len(args.positional) != 1 or args.keywords or args.starred:
-        run.not_followed(interp.ctx, node, f"a module chosen by `{choice.condition}`, called with more than one input")
-        for value in [*args.positional, *args.keywords.values()]:
-            interp.eval(value)
-        return None
-    fact = interp.eval(args.positional[0])
-    sides, results = ([], []), []
-    for side, module in zip(sides, choice.sides):
-        with run.collecting(side):
-            results.append(run.apply_module(interp, node, module, fact))
-    run.add(Choice(choice.condition, sides))
-    run.note_undecided(choice.condition)
-    first, second = results
-    return first if first is second else merge_facts(first, second, interp.ctx.settings.sizes)

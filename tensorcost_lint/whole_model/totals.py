@@ -138,11 +138,14 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
         elif type(entry) is Checkpointed:
             part.add(_walk(entry.entries, executions, sizes, config, training, result, reason, True))
         elif type(entry) is Choice:
-            sides, spans = [], []
+            sides, spans, visits, before = [], [], [], result.visits
             for side in entry.sides:
                 start = len(result.rows)
+                result.visits = dict(before)
                 sides.append(_walk(side, executions, sizes, config, training, result, reason, recompute))
                 spans.append((start, len(result.rows)))
+                visits.append(result.visits)
+            result.visits = _most_visits(visits)  # one side runs: a module shared by the sides runs once
             low = min(sides, key=lambda p: p.total(0))
             high = max(sides, key=lambda p: p.total(1))
             for side, (start, end) in zip(sides, spans):
@@ -158,3 +161,12 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             part.add(chosen)
     return part
 
+
+def _most_visits(sides: list) -> dict:
+    """Each module's executions on the side that runs it most (None: unknown on some side)."""
+    merged: dict = {}
+    for visits in sides:
+        for module, count in visits.items():
+            known = merged.get(module, 0)
+            merged[module] = None if known is None or count is None else max(known, count)
+    return merged

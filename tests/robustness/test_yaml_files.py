@@ -112,10 +112,10 @@ def test_billion_laughs_is_refused_fast(tmp_path, kind):
     """The classic bomb: 9 levels of 9 aliases (9**9 leaves) — over the alias cap."""
     write, load = _readers(tmp_path)[kind]
     path = write(_bomb_document(kind, 9, 9))
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ConfigError) as refused:
         load(path)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert "alias" in str(refused.value) and len(str(refused.value)) < MAX_MESSAGE
 
 
@@ -127,10 +127,10 @@ def test_a_bomb_under_the_alias_cap_is_refused_in_one_short_line(tmp_path, kind)
     # aliases) and/or a bounded repr (reprlib) in config/fields.py messages.
     write, load = _readers(tmp_path)[kind]
     path = write(_bomb_document(kind, 16, 2))
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ConfigError) as refused:
         load(path)
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
     assert len(str(refused.value)) < MAX_MESSAGE, len(str(refused.value))
 
 

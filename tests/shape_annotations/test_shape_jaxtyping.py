@@ -153,7 +153,7 @@ def test_error_offset_points_inside_symbolic_dims():
 
 
 def test_bounds_are_refused_quickly():
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(ShapeError, match="4096"):
         parse_shape_string("a " * (MAX_TEXT_CHARS // 2 + 1))
     with pytest.raises(ShapeError, match="4096"):
@@ -164,7 +164,7 @@ def test_bounds_are_refused_quickly():
     assert parse_shape_string(" ".join(f"d{i}" for i in range(MAX_DIMS))).fixed_rank == MAX_DIMS
     with pytest.raises(ShapeError, match="deeper"):
         parse_shape_string("(" * 2000 + "a" + ")" * 2000)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
 
 
 @pytest.mark.parametrize(

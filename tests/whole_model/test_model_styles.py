@@ -1,7 +1,7 @@
 """Whole models written in other real styles (our own fixtures in tests/whole_model/fixtures/styles:
-vit-pytorch, x-transformers, timm, Hugging Face helpers, plain functional code) against torch's
-FlopCounterMode run on the same classes: inference and training totals are equal, nothing is
-left unresolved or not followed.
+vit-pytorch, x-transformers, timm, Hugging Face helpers, older Hugging Face cache loops, plain
+functional code) against torch's FlopCounterMode run on the same classes: inference and training
+totals are equal, nothing is left unresolved or not followed.
 
 On CPU, `F.scaled_dot_product_attention` runs a fused flash kernel FlopCounterMode has no formula
 for (it counts 0); the reference registers torch's own fused-SDPA formulas (`sdpa_flop_count`,
@@ -44,6 +44,11 @@ def _images(dims):
     return {"x": torch.randn(dims["B"], 3, dims["img_size"], dims["img_size"])}
 
 
+def _ids(dims):
+    return {"input_ids": torch.randint(0, dims["vocab_size"], (dims["B"], dims["T"]))}
+
+
+LEGACY = {"vocab_size": 101, "dim": 32, "heads": 4, "depth": 2, "max_len": 32, "B": 2, "T": 16}
 TIMM = {"img_size": 16, "patch_size": 4, "num_classes": 10, "embed_dim": 32, "depth": 2, "num_heads": 2, "B": 2}
 CASES = {
     "vit-pytorch": Case("vit_einops", "ViT",
@@ -66,6 +71,15 @@ CASES = {
                         "num_key_value_heads": 2, "intermediate_size": 48, "B": 2, "T": 16},
                        {"input_ids": "int64 B T"},
                        lambda d: {"input_ids": torch.randint(0, d["vocab_size"], (d["B"], d["T"]))}),
+    "legacy-cache-loop": Case("legacy_cache_loop", "CachedLM", LEGACY, {"input_ids": "int64 B T"}, _ids),
+    "zip-per-layer-values": Case("legacy_cache_loop", "PrunedLM", LEGACY, {"input_ids": "int64 B T"}, _ids),
+    "zip-shortest-range": Case("legacy_cache_loop", "EarlyExitLM", {**LEGACY, "depth": 3, "exit_after": 2},
+                               {"input_ids": "int64 B T"}, _ids),
+    "annotated-parameters": Case("annotated_params", "AnnotatedLM", {"d_vocab": 101, "d_model": 32, "d_mlp": 64,
+                                                                      "B": 2, "T": 16},
+                                 {"tokens": "int64 B T"},
+                                 lambda d: {"tokens": torch.randint(0, d["d_vocab"], (d["B"], d["T"]))},
+                                 constructor={"upcast": "float32"}),
     "functional": Case("functional", "FunctionalGPT",
                        {"vocab_size": 101, "block_size": 32, "n_layer": 2, "n_head": 4, "n_embd": 32, "B": 2, "T": 16},
                        {"idx": "int64 B T"},
