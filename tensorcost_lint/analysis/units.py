@@ -47,6 +47,7 @@ class Unit:
     kind: str  # "function", "class" (the whole class), or "method"
     class_key: int | None = None  # methods of one class share their `self` attributes
     is_init: bool = False
+    node: object = field(default=None, compare=False, repr=False)  # its stdlib statement (the ast front end reads it)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Selection:
     units: list = field(default_factory=list)
     whole_file: bool = False  # module-level code holds candidates: analyse the file in one piece
     alias_statements: list = field(default_factory=list)  # (start, end) of `Name = Float[...]` lines
+    alias_nodes: list = field(default_factory=list)  # their stdlib statements, in the same order
     constants: dict = field(default_factory=dict)  # module-level `NAME = 64`
 
 
@@ -209,11 +211,12 @@ def select_units(tree: ast.Module, lines: list[str], einops: bool = True) -> Sel
         if isinstance(statement, _FUNCTIONS):
             scan = source.scan(statement)
             if scan is not None and scan.candidate:
-                selection.units.append(Unit(_first_line(statement), statement.end_lineno, "function"))
+                selection.units.append(Unit(_first_line(statement), statement.end_lineno, "function", node=statement))
         elif isinstance(statement, ast.ClassDef):
             _select_methods(statement, source, selection)
         elif _is_alias(statement):
             selection.alias_statements.append((statement.lineno, statement.end_lineno))
+            selection.alias_nodes.append(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant) \
                 and type(statement.value.value) is int and statement.value.value > 0:
@@ -232,7 +235,7 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
         scan = source.scan(statement)
         if scan is not None and scan.candidate:
             # class-level code or nested classes that matter: the class is analysed in one piece
-            selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class"))
+            selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class", node=cls))
             return
     linear = set()
     for method in methods:
@@ -248,4 +251,5 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
         if method.name == "__init__" and method not in chosen:
             chosen.append(method)
     for method in sorted(chosen, key=lambda m: m.lineno):
-        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", cls.lineno, method.name == "__init__"))
+        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", cls.lineno,
+                                    method.name == "__init__", node=method))
