@@ -10,8 +10,9 @@ nested If, implicit string concatenation as ConcatenatedString, `a and b and c` 
 defaults: nothing in the analysis reads them; positions and source text come from the stdlib tree
 and the file's lines (ast_positions.AstUnitContext).
 
-Anything this module does not build exactly (a `match` statement, a starred subscript, an f-string
-concatenated with other strings, code after a statement that is neither `;` nor a comment) raises
+Anything this module does not build exactly (a `match` statement, a starred subscript, a call inside
+an f-string concatenated with other strings, code after a statement that is neither `;` nor a
+comment, a line continued by a backslash before a statement) raises
 Unsupported, and that unit is parsed by LibCST as before: the two front ends give the same findings
 (tests/analysis/test_ast_front.py runs both over every fixture and example).
 """
@@ -21,45 +22,39 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import sys
+from types import SimpleNamespace
 
 import libcst as cst
 
 from .ast_positions import AstUnitContext, SourceText, Unsupported
 
-_REQUIRED = object()
-
-
 def _maker(cls):
-    """A constructor that sets the slots directly (LibCST's checks guard hand-built trees; this one
-    mirrors a tree CPython has parsed), with LibCST's defaults made once and shared."""
-    defaults = []
+    """A constructor that sets the slots directly (LibCST's checks guard hand-built trees; these
+    mirror a tree CPython has parsed), with LibCST's defaults made once and shared. Its source is
+    made here, from the class's field names, as `dataclasses` makes `__init__` (never from the
+    analysed file)."""
+    names, defaults = [], {}
     for f in dataclasses.fields(cls):
         if f.default is not dataclasses.MISSING:
-            default = f.default
+            defaults[f"_d_{f.name}"] = f.default
         elif f.default_factory is not dataclasses.MISSING:
-            default = f.default_factory()
-        else:
-            default = _REQUIRED
-        defaults.append((f.name, default))
-    new, put = object.__new__, object.__setattr__
-
-    def make(**given):
-        node = new(cls)
-        for name, default in defaults:
-            put(node, name, given[name] if name in given or default is _REQUIRED else default)
-        return node
-
-    return make
-
-
-_MAKE: dict = {}
+            defaults[f"_d_{f.name}"] = f.default_factory()
+        names.append(f.name)
+    parameters = ", ".join(f"{n}=_d_{n}" if f"_d_{n}" in defaults else n for n in names)
+    body = "".join(f"    put(node, {n!r}, {n})\n" for n in names)
+    code = f"def make({'*, ' if parameters else ''}{parameters}):\n    node = new(cls)\n{body}    return node\n"
+    scope = {"new": object.__new__, "put": object.__setattr__, "cls": cls, **defaults}
+    exec(compile(code, f"<ast_front make {cls.__name__}>", "exec"), scope)  # noqa: S102 - our own template
+    return scope["make"]
 
 
 def make(cls, **fields):
-    maker = _MAKE.get(cls)
-    if maker is None:
-        maker = _MAKE[cls] = _maker(cls)
-    return maker(**fields)
+    return getattr(M, cls.__name__)(**fields)
+
+
+_BUILT = ("ExceptHandler", "Try", "Global", 'AnnAssign', 'Annotation', 'Arg', 'AsName', 'Assert', 'Assign', 'AssignTarget', 'Asynchronous', 'Attribute', 'AugAssign', 'Await', 'BinaryOperation', 'BooleanOperation', 'Break', 'Call', 'ClassDef', 'Comment', 'CompFor', 'CompIf', 'Comparison', 'ComparisonTarget', 'ConcatenatedString', 'Continue', 'Decorator', 'Del', 'Dict', 'DictComp', 'DictElement', 'Dot', 'Element', 'Ellipsis', 'Else', 'Expr', 'Finally', 'Float', 'For', 'FormattedString', 'FormattedStringExpression', 'FormattedStringText', 'From', 'FunctionDef', 'GeneratorExp', 'Global', 'If', 'IfExp', 'Imaginary', 'Import', 'ImportAlias', 'ImportFrom', 'ImportStar', 'IndentedBlock', 'Index', 'Integer', 'Lambda', 'List', 'ListComp', 'Module', 'Name', 'NameItem', 'NamedExpr', 'Param', 'ParamSlash', 'ParamStar', 'Parameters', 'Pass', 'Raise', 'Return', 'Set', 'SetComp', 'SimpleStatementLine', 'SimpleStatementSuite', 'SimpleString', 'Slice', 'StarredDictElement', 'StarredElement', 'Subscript', 'SubscriptElement', 'TrailingWhitespace', 'Try', 'Tuple', 'UnaryOperation', 'While', 'With', 'WithItem', 'Yield', 'ExceptStarHandler', 'TryStar', 'Nonlocal')
+M = SimpleNamespace(**{name: _maker(getattr(cst, name)) for name in _BUILT})  # M.Name(value="x")
 
 
 _BINARY = {ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
@@ -122,8 +117,8 @@ class Converter:
             for statement in statements:
                 self.enter(statement)
                 body.append(self.small(statement))
-            return make(cst.SimpleStatementSuite, body=body)
-        return make(cst.IndentedBlock, body=self.statements(statements))
+            return M.SimpleStatementSuite(body=body)
+        return M.IndentedBlock(body=self.statements(statements))
 
     def statements(self, statements: list) -> list:
         result, group = [], []
@@ -153,12 +148,12 @@ class Converter:
         comment = self.source.trailing_comment(group[-1])
         if comment is False:
             raise Unsupported("code after the statement")
-        trailing = make(cst.TrailingWhitespace)
+        trailing = M.TrailingWhitespace()
         if comment is not None:
-            node = make(cst.Comment, value=comment[2])
+            node = M.Comment(value=comment[2])
             self.ctx.fixed[id(node)] = comment[:2]
-            trailing = make(cst.TrailingWhitespace, comment=node)
-        return make(cst.SimpleStatementLine, body=[self.small(s) for s in group], trailing_whitespace=trailing)
+            trailing = M.TrailingWhitespace(comment=node)
+        return M.SimpleStatementLine(body=[self.small(s) for s in group], trailing_whitespace=trailing)
 
     def compound(self, node):
         kind = type(node)
@@ -167,30 +162,30 @@ class Converter:
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             return self.function(node)
         if kind is ast.ClassDef:
-            bases = [make(cst.Arg, value=self.expr(b), star="") for b in node.bases]
+            bases = [M.Arg(value=self.expr(b), star="") for b in node.bases]
             if len(bases) == 1 and not node.keywords:
                 self.ctx.sole_arguments.add(id(bases[0].value))  # `class A(B)`: the parentheses are the class's
-            return make(cst.ClassDef, name=self.name(node.name), body=self.block(node.body), bases=bases,
+            return M.ClassDef(name=self.name(node.name), body=self.block(node.body), bases=bases,
                         keywords=[self.keyword(k) for k in node.keywords],
-                        decorators=[make(cst.Decorator, decorator=self.expr(d)) for d in node.decorator_list])
+                        decorators=[M.Decorator(decorator=self.expr(d)) for d in node.decorator_list])
         if kind is ast.For or kind is ast.AsyncFor:
-            return make(cst.For, target=self.expr(node.target), iter=self.expr(node.iter), body=self.block(node.body),
+            return M.For(target=self.expr(node.target), iter=self.expr(node.iter), body=self.block(node.body),
                         orelse=self.else_(node.orelse),
-                        asynchronous=make(cst.Asynchronous) if kind is ast.AsyncFor else None)
+                        asynchronous=M.Asynchronous() if kind is ast.AsyncFor else None)
         if kind is ast.While:
-            return make(cst.While, test=self.expr(node.test), body=self.block(node.body), orelse=self.else_(node.orelse))
+            return M.While(test=self.expr(node.test), body=self.block(node.body), orelse=self.else_(node.orelse))
         if kind is ast.With or kind is ast.AsyncWith:
-            items = [make(cst.WithItem, item=self.expr(i.context_expr),
-                          asname=make(cst.AsName, name=self.expr(i.optional_vars)) if i.optional_vars else None)
+            items = [M.WithItem(item=self.expr(i.context_expr),
+                          asname=M.AsName(name=self.expr(i.optional_vars)) if i.optional_vars else None)
                      for i in node.items]
-            return make(cst.With, items=items, body=self.block(node.body),
-                        asynchronous=make(cst.Asynchronous) if kind is ast.AsyncWith else None)
+            return M.With(items=items, body=self.block(node.body),
+                        asynchronous=M.Asynchronous() if kind is ast.AsyncWith else None)
         if kind is ast.Try or kind.__name__ == "TryStar":
             handler = cst.ExceptHandler if kind is ast.Try else cst.ExceptStarHandler
             handlers = [make(handler, body=self.block(h.body), type=self.expr(h.type) if h.type else None,
-                             name=make(cst.AsName, name=self.name(h.name)) if h.name else None)
+                             name=M.AsName(name=self.name(h.name)) if h.name else None)
                         for h in node.handlers]
-            finalbody = make(cst.Finally, body=self.block(node.finalbody)) if node.finalbody else None
+            finalbody = M.Finally(body=self.block(node.finalbody)) if node.finalbody else None
             return make(cst.Try if kind is ast.Try else cst.TryStar, body=self.block(node.body), handlers=handlers,
                         orelse=self.else_(node.orelse), finalbody=finalbody)
         raise Unsupported(kind.__name__)
@@ -202,18 +197,18 @@ class Converter:
             if len(node.orelse) == 1 and type(first) is ast.If and self.source.is_elif(first):
                 orelse = self.if_(first)
             else:
-                orelse = make(cst.Else, body=self.block(node.orelse))
-        return make(cst.If, test=self.expr(node.test), body=self.block(node.body), orelse=orelse)
+                orelse = M.Else(body=self.block(node.orelse))
+        return M.If(test=self.expr(node.test), body=self.block(node.body), orelse=orelse)
 
     def else_(self, statements):
-        return make(cst.Else, body=self.block(statements)) if statements else None
+        return M.Else(body=self.block(statements)) if statements else None
 
     def function(self, node):
-        returns = make(cst.Annotation, annotation=self.expr(node.returns)) if node.returns is not None else None
-        return make(cst.FunctionDef, name=self.name(node.name), params=self.parameters(node.args),
+        returns = M.Annotation(annotation=self.expr(node.returns)) if node.returns is not None else None
+        return M.FunctionDef(name=self.name(node.name), params=self.parameters(node.args),
                     body=self.block(node.body), returns=returns,
-                    decorators=[make(cst.Decorator, decorator=self.expr(d)) for d in node.decorator_list],
-                    asynchronous=make(cst.Asynchronous) if type(node) is ast.AsyncFunctionDef else None)
+                    decorators=[M.Decorator(decorator=self.expr(d)) for d in node.decorator_list],
+                    asynchronous=M.Asynchronous() if type(node) is ast.AsyncFunctionDef else None)
 
     def parameters(self, arguments: ast.arguments):
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -224,18 +219,18 @@ class Converter:
         if arguments.vararg is not None:
             star_arg = self.param(arguments.vararg, None, "*")
         else:
-            star_arg = make(cst.ParamStar) if kwonly else cst.MaybeSentinel.DEFAULT
+            star_arg = M.ParamStar() if kwonly else cst.MaybeSentinel.DEFAULT
         star_kwarg = self.param(arguments.kwarg, None, "**") if arguments.kwarg is not None else None
-        return make(cst.Parameters, params=params[len(posonly):], posonly_params=posonly, kwonly_params=kwonly,
+        return M.Parameters(params=params[len(posonly):], posonly_params=posonly, kwonly_params=kwonly,
                     star_arg=star_arg, star_kwarg=star_kwarg,
-                    posonly_ind=make(cst.ParamSlash) if posonly else cst.MaybeSentinel.DEFAULT)
+                    posonly_ind=M.ParamSlash() if posonly else cst.MaybeSentinel.DEFAULT)
 
     def param(self, arg: ast.arg, default, star: str = ""):
-        annotation = make(cst.Annotation, annotation=self.expr(arg.annotation)) if arg.annotation is not None else None
+        annotation = M.Annotation(annotation=self.expr(arg.annotation)) if arg.annotation is not None else None
         name = self.name(arg.arg)
         self.origins[id(name)] = arg  # `arg` spans the name (and its annotation): the name comes first
         self.ctx.name_only.add(id(name))
-        return make(cst.Param, name=name, annotation=annotation,
+        return M.Param(name=name, annotation=annotation,
                     default=self.expr(default) if default is not None else None, star=star)
 
     def small(self, node):
@@ -246,62 +241,62 @@ class Converter:
 
     def _small(self, node, kind):
         if kind is ast.Assign:
-            return make(cst.Assign, targets=[make(cst.AssignTarget, target=self.expr(t)) for t in node.targets],
+            return M.Assign(targets=[M.AssignTarget(target=self.expr(t)) for t in node.targets],
                         value=self.expr(node.value))
         if kind is ast.Expr:
-            return make(cst.Expr, value=self.expr(node.value))
+            return M.Expr(value=self.expr(node.value))
         if kind is ast.Return:
-            return make(cst.Return, value=self.expr(node.value) if node.value is not None else None)
+            return M.Return(value=self.expr(node.value) if node.value is not None else None)
         if kind is ast.AnnAssign:
-            return make(cst.AnnAssign, target=self.expr(node.target),
-                        annotation=make(cst.Annotation, annotation=self.expr(node.annotation)),
+            return M.AnnAssign(target=self.expr(node.target),
+                        annotation=M.Annotation(annotation=self.expr(node.annotation)),
                         value=self.expr(node.value) if node.value is not None else None)
         if kind is ast.AugAssign:
-            return make(cst.AugAssign, target=self.expr(node.target), operator=_operator(_AUGMENTED, node.op),
+            return M.AugAssign(target=self.expr(node.target), operator=_operator(_AUGMENTED, node.op),
                         value=self.expr(node.value))
         if kind is ast.Pass:
-            return make(cst.Pass)
+            return M.Pass()
         if kind is ast.Raise:
-            return make(cst.Raise, exc=self.expr(node.exc) if node.exc is not None else None,
-                        cause=make(cst.From, item=self.expr(node.cause)) if node.cause is not None else None)
+            return M.Raise(exc=self.expr(node.exc) if node.exc is not None else None,
+                        cause=M.From(item=self.expr(node.cause)) if node.cause is not None else None)
         if kind is ast.Assert:
-            return make(cst.Assert, test=self.expr(node.test), msg=self.expr(node.msg) if node.msg is not None else None)
+            return M.Assert(test=self.expr(node.test), msg=self.expr(node.msg) if node.msg is not None else None)
         if kind is ast.Break:
-            return make(cst.Break)
+            return M.Break()
         if kind is ast.Continue:
-            return make(cst.Continue)
+            return M.Continue()
         if kind is ast.Delete:
             targets = [self.expr(t) for t in node.targets]
-            target = targets[0] if len(targets) == 1 else make(
-                cst.Tuple, elements=[make(cst.Element, value=t) for t in targets])
-            return make(cst.Del, target=target)
+            target = targets[0] if len(targets) == 1 else M.Tuple(
+                elements=[M.Element(value=t) for t in targets])
+            return M.Del(target=target)
         if kind is ast.Global or kind is ast.Nonlocal:
-            names = [make(cst.NameItem, name=self.name(n)) for n in node.names]
+            names = [M.NameItem(name=self.name(n)) for n in node.names]
             return make(cst.Global if kind is ast.Global else cst.Nonlocal, names=names)
         if kind is ast.Import:
-            return make(cst.Import, names=[self.alias(a) for a in node.names])
+            return M.Import(names=[self.alias(a) for a in node.names])
         if kind is ast.ImportFrom:
             if len(node.names) == 1 and node.names[0].name == "*":
-                names = make(cst.ImportStar)
+                names = M.ImportStar()
             else:
                 names = [self.alias(a) for a in node.names]
-            return make(cst.ImportFrom, module=self.dotted(node.module) if node.module else None, names=names,
-                        relative=[make(cst.Dot) for _ in range(node.level)])
+            return M.ImportFrom(module=self.dotted(node.module) if node.module else None, names=names,
+                        relative=[M.Dot() for _ in range(node.level)])
         raise Unsupported(kind.__name__)
 
     def alias(self, alias: ast.alias):
-        return make(cst.ImportAlias, name=self.dotted(alias.name),
-                    asname=make(cst.AsName, name=self.name(alias.asname)) if alias.asname else None)
+        return M.ImportAlias(name=self.dotted(alias.name),
+                    asname=M.AsName(name=self.name(alias.asname)) if alias.asname else None)
 
     def dotted(self, text: str):
         parts = text.split(".")
         node = self.name(parts[0])
         for part in parts[1:]:
-            node = make(cst.Attribute, value=node, attr=self.name(part))
+            node = M.Attribute(value=node, attr=self.name(part))
         return node
 
     def name(self, value: str):
-        return make(cst.Name, value=value)
+        return M.Name(value=value)
 
     # -- expressions --------------------------------------------------------------------------------
     def expr(self, node):
@@ -313,59 +308,85 @@ class Converter:
         return made
 
     def _name(self, node):
-        return make(cst.Name, value=node.id)
+        return M.Name(value=node.id)
 
     def _constant(self, node):
         value = node.value
         if value is None or value is True or value is False:
-            return make(cst.Name, value=repr(value))
+            return M.Name(value=repr(value))
         if value is Ellipsis:
-            return make(cst.Ellipsis)
+            return M.Ellipsis()
         kind = type(value)
         if kind is str or kind is bytes:
             return self.strings(node)
         text = self.source.segment(node)
         if kind is int:
-            return make(cst.Integer, value=text)
+            return M.Integer(value=text)
         if kind is float:
-            return make(cst.Float, value=text)
-        return make(cst.Imaginary, value=text)
+            return M.Float(value=text)
+        return M.Imaginary(value=text)
 
     def strings(self, node):
         """One string token, or LibCST's right-nested ConcatenatedString for `"a" "b" "c"`."""
         text = self.source.segment(node)
         if _ONE_STRING.fullmatch(text):
-            return make(cst.SimpleString, value=text)
+            return M.SimpleString(value=text)
+        return self.concatenation(node)
+
+    def concatenation(self, node):
+        """`"a" f"{b}" "c"`: the stdlib tree merges the literals into one node, LibCST keeps one per
+        token. An f-string token is read on its own (parsed, never run); its expressions then have
+        no place in the file, so one that can hold a call site or a finding (a call, an `@`) sends
+        the unit to LibCST's parser."""
+        if type(node) is ast.JoinedStr and sys.version_info >= (3, 12):
+            raise Unsupported("f-string tokens")  # tokenize splits f-strings into parts since 3.12
         pieces = self.source.string_tokens(node)
-        if pieces is None or any(p[1].lstrip("rRbBuU")[:1] in "fF" for p in pieces):
+        if pieces is None:
             raise Unsupported("string concatenation")
+        if type(node) is ast.JoinedStr and any(
+                type(inner) is ast.Call or (type(inner) is ast.BinOp and type(inner.op) is ast.MatMult)
+                for inner in ast.walk(node)):
+            raise Unsupported("a call inside a concatenated f-string")
         made = []
         for span, token in pieces:
-            piece = make(cst.SimpleString, value=token)
+            start = _STRING_START.match(token).group()
+            if "f" in start.lower():
+                try:
+                    parsed = ast.parse(token, mode="eval").body
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    raise Unsupported("f-string") from None
+                origins, self.origins = self.origins, {}  # positions relative to the token: not kept
+                try:
+                    parts = self.fstring_parts(parsed.values) if type(parsed) is ast.JoinedStr else []
+                finally:
+                    self.origins = origins
+                piece = M.FormattedString(parts=parts, start=start, end=start.lstrip("rRbBuUfF"))
+            else:
+                piece = M.SimpleString(value=token)
             self.ctx.fixed[id(piece)] = span
             made.append(piece)
         result = made[-1]
         for piece in reversed(made[:-1]):
-            result = make(cst.ConcatenatedString, left=piece, right=result)
+            result = M.ConcatenatedString(left=piece, right=result)
             self.ctx.fixed[id(result)] = (self.ctx.fixed[id(piece)][0], self.ctx.fixed[id(made[-1])][1])
         return result
 
     def _joined(self, node):
         text = self.source.segment(node)
         if not _ONE_STRING.fullmatch(text):
-            raise Unsupported("f-string concatenation")
+            return self.concatenation(node)
         start = _STRING_START.match(text).group()
         quote = start.lstrip("rRbBuUfF")
-        return make(cst.FormattedString, parts=self.fstring_parts(node.values), start=start, end=quote)
+        return M.FormattedString(parts=self.fstring_parts(node.values), start=start, end=quote)
 
     def fstring_parts(self, values):
         parts = []
         for value in values:
             if type(value) is ast.Constant:
-                parts.append(make(cst.FormattedStringText, value=value.value))
+                parts.append(M.FormattedStringText(value=value.value))
             elif type(value) is ast.FormattedValue:
                 spec = value.format_spec
-                parts.append(make(cst.FormattedStringExpression, expression=self.expr(value.value),
+                parts.append(M.FormattedStringExpression(expression=self.expr(value.value),
                                   conversion=chr(value.conversion) if value.conversion != -1 else None,
                                   format_spec=self.fstring_parts(spec.values) if spec is not None else None))
             else:
@@ -373,7 +394,7 @@ class Converter:
         return parts
 
     def _attribute(self, node):
-        return make(cst.Attribute, value=self.expr(node.value), attr=self.name(node.attr))
+        return M.Attribute(value=self.expr(node.value), attr=self.name(node.attr))
 
     def _call(self, node):
         items = [(a.lineno, a.col_offset, a) for a in node.args] + [(k.lineno, k.col_offset, k) for k in node.keywords]
@@ -384,95 +405,95 @@ class Converter:
             if type(item) is ast.keyword:
                 args.append(self.keyword(item))
             elif type(item) is ast.Starred:
-                args.append(make(cst.Arg, value=self.expr(item.value), star="*"))
+                args.append(M.Arg(value=self.expr(item.value), star="*"))
             else:
-                args.append(make(cst.Arg, value=self.expr(item), star=""))
-        made = make(cst.Call, func=self.expr(node.func), args=args)
+                args.append(M.Arg(value=self.expr(item), star=""))
+        made = M.Call(func=self.expr(node.func), args=args)
         if len(items) == 1 and type(items[0][2]) is not ast.keyword:
             self.ctx.sole_arguments.add(id(args[0].value))  # `f(a)`: the parentheses are the call's
         return made
 
     def keyword(self, keyword: ast.keyword):
         if keyword.arg is None:
-            return make(cst.Arg, value=self.expr(keyword.value), star="**")
-        return make(cst.Arg, value=self.expr(keyword.value), keyword=self.name(keyword.arg), star="")
+            return M.Arg(value=self.expr(keyword.value), star="**")
+        return M.Arg(value=self.expr(keyword.value), keyword=self.name(keyword.arg), star="")
 
     def _binary(self, node):
-        return make(cst.BinaryOperation, left=self.expr(node.left), operator=_operator(_BINARY, node.op),
+        return M.BinaryOperation(left=self.expr(node.left), operator=_operator(_BINARY, node.op),
                     right=self.expr(node.right))
 
     def _unary(self, node):
-        return make(cst.UnaryOperation, operator=_operator(_UNARY, node.op), expression=self.expr(node.operand))
+        return M.UnaryOperation(operator=_operator(_UNARY, node.op), expression=self.expr(node.operand))
 
     def _boolean(self, node):
         operator = _operator(_BOOLEAN, node.op)
         values = [self.expr(v) for v in node.values]
         result = values[0]
         for value in values[1:]:  # `a and b and c` is ((a and b) and c) in LibCST
-            result = make(cst.BooleanOperation, left=result, operator=operator, right=value)
+            result = M.BooleanOperation(left=result, operator=operator, right=value)
         return result
 
     def _compare(self, node):
-        targets = [make(cst.ComparisonTarget, operator=_operator(_COMPARE, op), comparator=self.expr(c))
+        targets = [M.ComparisonTarget(operator=_operator(_COMPARE, op), comparator=self.expr(c))
                    for op, c in zip(node.ops, node.comparators)]
-        return make(cst.Comparison, left=self.expr(node.left), comparisons=targets)
+        return M.Comparison(left=self.expr(node.left), comparisons=targets)
 
     def _if_expression(self, node):
-        return make(cst.IfExp, test=self.expr(node.test), body=self.expr(node.body), orelse=self.expr(node.orelse))
+        return M.IfExp(test=self.expr(node.test), body=self.expr(node.body), orelse=self.expr(node.orelse))
 
     def _named(self, node):
-        return make(cst.NamedExpr, target=self.expr(node.target), value=self.expr(node.value))
+        return M.NamedExpr(target=self.expr(node.target), value=self.expr(node.value))
 
     def _await(self, node):
-        return make(cst.Await, expression=self.expr(node.value))
+        return M.Await(expression=self.expr(node.value))
 
     def _yield(self, node):
-        return make(cst.Yield, value=self.expr(node.value) if node.value is not None else None)
+        return M.Yield(value=self.expr(node.value) if node.value is not None else None)
 
     def _yield_from(self, node):
-        return make(cst.Yield, value=make(cst.From, item=self.expr(node.value)))
+        return M.Yield(value=M.From(item=self.expr(node.value)))
 
     def _lambda(self, node):
-        return make(cst.Lambda, params=self.parameters(node.args), body=self.expr(node.body))
+        return M.Lambda(params=self.parameters(node.args), body=self.expr(node.body))
 
     def elements(self, elts):
-        return [make(cst.StarredElement, value=self.expr(e.value)) if type(e) is ast.Starred
-                else make(cst.Element, value=self.expr(e)) for e in elts]
+        return [M.StarredElement(value=self.expr(e.value)) if type(e) is ast.Starred
+                else M.Element(value=self.expr(e)) for e in elts]
 
     def _tuple(self, node):
-        return make(cst.Tuple, elements=self.elements(node.elts))
+        return M.Tuple(elements=self.elements(node.elts))
 
     def _list(self, node):
-        return make(cst.List, elements=self.elements(node.elts))
+        return M.List(elements=self.elements(node.elts))
 
     def _set(self, node):
-        return make(cst.Set, elements=self.elements(node.elts))
+        return M.Set(elements=self.elements(node.elts))
 
     def _dict(self, node):
-        elements = [make(cst.StarredDictElement, value=self.expr(v)) if k is None
-                    else make(cst.DictElement, key=self.expr(k), value=self.expr(v))
+        elements = [M.StarredDictElement(value=self.expr(v)) if k is None
+                    else M.DictElement(key=self.expr(k), value=self.expr(v))
                     for k, v in zip(node.keys, node.values)]
-        return make(cst.Dict, elements=elements)
+        return M.Dict(elements=elements)
 
     def comprehension(self, generators):
         inner = None
         for generator in reversed(generators):
-            inner = make(cst.CompFor, target=self.expr(generator.target), iter=self.expr(generator.iter),
-                         ifs=[make(cst.CompIf, test=self.expr(t)) for t in generator.ifs], inner_for_in=inner,
-                         asynchronous=make(cst.Asynchronous) if generator.is_async else None)
+            inner = M.CompFor(target=self.expr(generator.target), iter=self.expr(generator.iter),
+                         ifs=[M.CompIf(test=self.expr(t)) for t in generator.ifs], inner_for_in=inner,
+                         asynchronous=M.Asynchronous() if generator.is_async else None)
         return inner
 
     def _list_comp(self, node):
-        return make(cst.ListComp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
+        return M.ListComp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
 
     def _set_comp(self, node):
-        return make(cst.SetComp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
+        return M.SetComp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
 
     def _generator(self, node):
-        return make(cst.GeneratorExp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
+        return M.GeneratorExp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
 
     def _dict_comp(self, node):
-        return make(cst.DictComp, key=self.expr(node.key), value=self.expr(node.value),
+        return M.DictComp(key=self.expr(node.key), value=self.expr(node.value),
                     for_in=self.comprehension(node.generators))
 
     def _subscript(self, node):
@@ -482,19 +503,19 @@ class Converter:
             parts = inner.elts  # `x[a, b]`: one element per item, as LibCST reads it
         else:
             parts = [inner]
-        elements = [make(cst.SubscriptElement, slice=self.slice(p)) for p in parts]
-        return make(cst.Subscript, value=self.expr(node.value), slice=elements)
+        elements = [M.SubscriptElement(slice=self.slice(p)) for p in parts]
+        return M.Subscript(value=self.expr(node.value), slice=elements)
 
     def slice(self, node):
         if type(node) is ast.Slice:
-            made = make(cst.Slice, lower=self.expr(node.lower) if node.lower is not None else None,
+            made = M.Slice(lower=self.expr(node.lower) if node.lower is not None else None,
                         upper=self.expr(node.upper) if node.upper is not None else None,
                         step=self.expr(node.step) if node.step is not None else None)
             self.origins[id(made)] = node
             return made
         if type(node) is ast.Starred:
             raise Unsupported("starred subscript")
-        return make(cst.Index, value=self.expr(node))
+        return M.Index(value=self.expr(node))
 
 
 _EXPRESSIONS = {
@@ -527,4 +548,4 @@ def convert_module(settings, recorder, source: SourceText, tree: ast.Module):
     """(unit context, LibCST module) for the whole file; raises Unsupported."""
     ctx = AstUnitContext(settings, recorder, None, 0, source=source)
     body = Converter(source, ctx).statements(tree.body) if tree.body else []
-    return ctx, make(cst.Module, body=body)
+    return ctx, M.Module(body=body)
