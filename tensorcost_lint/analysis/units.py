@@ -23,9 +23,15 @@ SITE_NAMES = CALL_NAMES
 EINOPS_NAMES = frozenset({"rearrange", "repeat", "reduce"})
 LINEAR_CLASSES = frozenset(MODULE_CLASSES)
 SHAPE_COMMENT = re.compile(r"#\s*(?:shape\b|[(\[]\s*[\w.])")
-# Shape strings: `Float[Tensor, "b s"]` (a subscript whose items include a string after a comma),
-# torchtyping's `TensorType["b"]`, forward references `"Float[...]"`, and shape-like comments.
-SHAPE_TEXT = r"\w\[[^\]\n]*,\s*[rbuRBU]*['\"]|TensorType\[|['\"]\w+\[|#\s*(?:shape\b|[(\[])"
+# Shape strings on text, a superset of what the tree walk takes for one: a string item of a
+# subscript (`Float[Tensor, "b s"]`, `Union["Slice", X]`, on one line or several) comes right after
+# a `[` or a `,`; a string annotation (`x: "Float[...]"`, `-> "..."`) right after a `:` or `->`;
+# torchtyping's `TensorType[...]` names itself; shape-like comments start with `#`. Between the two
+# only spaces, line breaks, `(` and backslash continuations, or a comment (then the unit is
+# walked): one character class, so the search stays linear on any text.
+_THEN_STRING = r"[\s(\\]*(?:[rRuU]{0,2}['\"]|#)"
+SHAPE_TEXT = rf"[\[,]{_THEN_STRING}|(?::|->){_THEN_STRING}|TensorType|#\s*(?:shape\b|[(\[])"
+_MODULE_TEXT = re.compile(r"\b(?:" + "|".join(sorted(LINEAR_CLASSES)) + r")\b")
 
 
 # A superset, on text, of what the tree walk looks for: a unit whose text has none of these cannot
@@ -239,9 +245,10 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
             return
     linear = set()
     for method in methods:
-        if "Linear" in source.text(method):
+        if _MODULE_TEXT.search(source.text(method)):  # nn.Linear, nn.Conv2d, ... built here
             linear |= _linear_attributes(method)
-    self_calls = re.compile(r"\bself\.(?:" + "|".join(sorted(linear)) + r")\s*\(") if linear else None
+    # `self.proj(x)`, also as `(self).proj (x)`: the attribute's name, then the call's `(`
+    self_calls = re.compile(r"\b(?:" + "|".join(sorted(linear)) + r")\b[\s\\]*[(#]") if linear else None
     scans = {id(m): source.scan(m, self_calls) for m in methods}
     chosen = [m for m in methods if scans[id(m)] is not None
               and (scans[id(m)].candidate or scans[id(m)].self_calls & linear)]
