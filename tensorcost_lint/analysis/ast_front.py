@@ -23,7 +23,6 @@ import ast
 import dataclasses
 import re
 import sys
-from types import SimpleNamespace
 
 import libcst as cst
 
@@ -49,12 +48,20 @@ def _maker(cls):
     return scope["make"]
 
 
+class _Makers:
+    """`M.Name(value="x")`: each class's constructor made on first use (most files need a few)."""
+
+    def __getattr__(self, name: str):
+        maker = _maker(getattr(cst, name))
+        setattr(self, name, maker)
+        return maker
+
+
+M = _Makers()
+
+
 def make(cls, **fields):
     return getattr(M, cls.__name__)(**fields)
-
-
-_BUILT = ("ExceptHandler", "Try", "Global", 'AnnAssign', 'Annotation', 'Arg', 'AsName', 'Assert', 'Assign', 'AssignTarget', 'Asynchronous', 'Attribute', 'AugAssign', 'Await', 'BinaryOperation', 'BooleanOperation', 'Break', 'Call', 'ClassDef', 'Comment', 'CompFor', 'CompIf', 'Comparison', 'ComparisonTarget', 'ConcatenatedString', 'Continue', 'Decorator', 'Del', 'Dict', 'DictComp', 'DictElement', 'Dot', 'Element', 'Ellipsis', 'Else', 'Expr', 'Finally', 'Float', 'For', 'FormattedString', 'FormattedStringExpression', 'FormattedStringText', 'From', 'FunctionDef', 'GeneratorExp', 'Global', 'If', 'IfExp', 'Imaginary', 'Import', 'ImportAlias', 'ImportFrom', 'ImportStar', 'IndentedBlock', 'Index', 'Integer', 'Lambda', 'List', 'ListComp', 'Module', 'Name', 'NameItem', 'NamedExpr', 'Param', 'ParamSlash', 'ParamStar', 'Parameters', 'Pass', 'Raise', 'Return', 'Set', 'SetComp', 'SimpleStatementLine', 'SimpleStatementSuite', 'SimpleString', 'Slice', 'StarredDictElement', 'StarredElement', 'Subscript', 'SubscriptElement', 'TrailingWhitespace', 'Try', 'Tuple', 'UnaryOperation', 'While', 'With', 'WithItem', 'Yield', 'ExceptStarHandler', 'TryStar', 'Nonlocal')
-M = SimpleNamespace(**{name: _maker(getattr(cst, name)) for name in _BUILT})  # M.Name(value="x")
 
 
 _BINARY = {ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
