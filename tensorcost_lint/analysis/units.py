@@ -144,18 +144,31 @@ def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
     return scan
 
 
+# Fields that never hold a node the scan looks at: names, flags, and the Load/Store contexts
+# (a node on every name, attribute and subscript).
+_SCALAR_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "kind", "type_comment", "conversion", "is_async",
+                            "simple", "level", "module"})
+_CHILD_FIELDS: dict = {}
+
+
 def _walk(node):
     """`ast.walk`'s nodes, breadth first, in its order (signatures and statements before the
-    expressions inside them), without its per-node generator."""
+    expressions inside them), without its per-node generator or the name contexts."""
     queue = [node]
-    fields = ast.iter_fields
+    AST = ast.AST
+    fields_of = _CHILD_FIELDS
     for inner in queue:  # the list grows while it is read: a breadth-first queue
         yield inner
-        for _, value in fields(inner):
-            if isinstance(value, ast.AST):
+        kind = type(inner)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+        for name in fields:
+            value = getattr(inner, name, None)
+            if isinstance(value, AST):
                 queue.append(value)
             elif isinstance(value, list):
-                queue.extend(item for item in value if isinstance(item, ast.AST))
+                queue.extend(item for item in value if isinstance(item, AST))
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -232,3 +232,11 @@ def test_every_rule_example_gives_the_same_findings(rule):
         except SyntaxError:
             continue
         _assert_same_findings(text, "model.py", parse_config(example.config or {}, "test-config", None))
+
+
+def test_code_nested_past_the_recursion_limit_gives_the_same_finding_on_both_paths():
+    text = "import torch\n\n\ndef f(a, b):\n    return torch.matmul(a, b) + " + " + ".join(["a"] * 900) + "\n"
+    config = parse_config({}, "test", None)
+    assert _assert_same_findings(text, "model.py", config) == 1
+    assert [f.code for f in lint_source(text, "model.py", config, tree=ast.parse(text), front_end="ast").findings] == [
+        "TCL900"]
