@@ -20,7 +20,7 @@ from shape_annotations import AString, Const, ShapeError, merge_dim_bindings, pa
 
 from .annotations import to_tree
 from .ast_front import convert_module, convert_unit
-from .ast_positions import SourceText, Unsupported
+from .ast_positions import SourceText
 from .cst_parse import parse_module
 from .context import FileFlags, FileSettings, Recorder, UnitContext
 from .facts import DimFact, SelfFact
@@ -117,7 +117,7 @@ def _unit(settings: FileSettings, recorder: Recorder, lines: list[str], start: i
     if source is not None and node is not None:
         try:
             return convert_unit(settings, recorder, source, node, _unit_offset(lines, start))
-        except (Unsupported, RecursionError):
+        except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
             pass
     return _parse_unit(settings, recorder, lines, start, end)
 
@@ -173,7 +173,7 @@ def _whole_file(settings: FileSettings, recorder: Recorder, text: str, tree, sou
     if source is not None:
         try:
             ctx, module = convert_module(settings, recorder, source, tree)
-        except (Unsupported, RecursionError):
+        except Exception:  # noqa: BLE001 - as in `_unit`
             ctx = None
     if ctx is None:
         module = parse_module(text)
