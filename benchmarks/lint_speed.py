@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -62,12 +61,12 @@ def generate_corpus(directory: Path, copies: int) -> None:
 
 
 def _child_cpu_seconds(command: list[str], cwd: Path, env=None) -> tuple[float, float]:
-    """(CPU seconds, peak RSS MiB) of one child run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, after.ru_maxrss / 1024
+    """(CPU seconds, peak RSS MiB) of one child run, its own (with the processes it waited for):
+    `RUSAGE_CHILDREN`'s peak is the largest of every child so far, whichever ran last."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def best(command, cwd, repeats, env=None) -> tuple[float, float]:
