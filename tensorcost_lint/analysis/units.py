@@ -109,11 +109,22 @@ class _Scan:
     linear_attributes: set = field(default_factory=set)
 
 
+# Fields that never hold a node the scan looks at: names, flags, and the Load/Store contexts
+# (a node on every name, attribute and subscript).
+_SCALAR_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "kind", "type_comment", "conversion", "is_async",
+                            "simple", "level", "module"})
+_CHILD_FIELDS: dict = {}
+
+
 def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
     """`until_candidate`: stop at the first proof of candidacy (the caller then reads nothing else;
-    in model code that is mostly a shape annotation in the signature, found in a few steps)."""
+    in model code that is mostly a shape annotation in the signature, found in a few steps).
+    The nodes are visited breadth first, in `ast.walk`'s order (signatures and statements before the
+    expressions inside them), by one loop over a growing queue (no generator per node)."""
     scan = _Scan()
-    for inner in _walk(node):
+    queue = [node]
+    node_class, fields_of = ast.AST, _CHILD_FIELDS
+    for inner in queue:  # the list grows while it is read: a breadth-first queue
         if until_candidate and scan.candidate:
             return scan
         kind = type(inner)
@@ -141,34 +152,16 @@ def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
             annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
             if any(_string_annotation(a) for a in (*annotations, inner.returns)):
                 scan.candidate = True
-    return scan
-
-
-# Fields that never hold a node the scan looks at: names, flags, and the Load/Store contexts
-# (a node on every name, attribute and subscript).
-_SCALAR_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "kind", "type_comment", "conversion", "is_async",
-                            "simple", "level", "module"})
-_CHILD_FIELDS: dict = {}
-
-
-def _walk(node):
-    """`ast.walk`'s nodes, breadth first, in its order (signatures and statements before the
-    expressions inside them), without its per-node generator or the name contexts."""
-    queue = [node]
-    AST = ast.AST
-    fields_of = _CHILD_FIELDS
-    for inner in queue:  # the list grows while it is read: a breadth-first queue
-        yield inner
-        kind = type(inner)
         fields = fields_of.get(kind)
         if fields is None:
             fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
         for name in fields:
             value = getattr(inner, name, None)
-            if isinstance(value, AST):
+            if isinstance(value, node_class):
                 queue.append(value)
             elif isinstance(value, list):
-                queue.extend(item for item in value if isinstance(item, AST))
+                queue.extend([item for item in value if isinstance(item, node_class)])
+    return scan
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
