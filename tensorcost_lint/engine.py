@@ -111,9 +111,11 @@ def _syntax_error(path: str, text: str, error) -> Finding:
 
 
 def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: bool = True, tree=None,
-                bindings: bool = False) -> LintResult:
+                bindings: bool = False, front_end: str = "libcst") -> LintResult:
     """Lint one file. `tree` is the stdlib `ast` of `text` when the host already has it (flake8);
-    `bindings`: also keep each tensor binding and use (the language server's hints and hover)."""
+    `bindings`: also keep each tensor binding and use (the language server's hints and hover);
+    `front_end="ast"`: build the analysed trees from the stdlib tree instead of LibCST's parser
+    (the same findings; analysis/ast_front.py)."""
     settings = lint_settings(config, path)  # the one settings object everything below reads
     result = LintResult(path, settings=settings)
     codes = settings.codes
@@ -121,7 +123,8 @@ def lint_source(text: str, path: str, config, *, noqa: bool = True, prefilter: b
         result.skipped = True
         return result
     try:
-        analysis = analyse_source(text, path, settings, settings.cli_dims, tree=tree, bindings=bindings)
+        analysis = analyse_source(text, path, settings, settings.cli_dims, tree=tree, bindings=bindings,
+                                  front_end=front_end)
     except (SyntaxError, cst.ParserSyntaxError) as error:
         result.findings.append(_syntax_error(path, text, error))
         return result

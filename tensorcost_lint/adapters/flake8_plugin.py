@@ -108,8 +108,8 @@ class TensorCostChecker:
     _configs: dict = {}
 
     def __init__(self, tree, lines, filename: str) -> None:
-        # flake8's own stdlib tree: the engine selects the functions worth a LibCST parse on it,
-        # so the file is not parsed twice by `ast`.
+        # flake8's own stdlib tree: the engine selects the functions worth analysing on it and
+        # builds their trees from it (analysis/ast_front.py), so the file is parsed once, by flake8.
         self.tree = tree
         self.lines = lines
         self.filename = filename
@@ -165,7 +165,8 @@ class TensorCostChecker:
         if config is None:
             findings = [problem]
         else:
-            findings = lint_source("".join(self.lines), self.filename, config, noqa=False, tree=self.tree).findings
+            findings = lint_source("".join(self.lines), self.filename, config, noqa=False, tree=self.tree,
+                                   front_end="ast").findings
         for finding in findings:
             if finding.code == SYNTAX_ERROR_CODE:  # flake8 reports E999 itself
                 continue

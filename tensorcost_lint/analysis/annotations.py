@@ -87,7 +87,7 @@ class _TreeBuilder:
                 if isinstance(element.slice, cst.Index):
                     items.append(self.build(element.slice.value, depth + 1))
                 else:  # torchtyping's `"batch": 10` is a slice; its text is what the grammar reads
-                    items.append(AOther(self.ctx.module.code_for_node(element.slice).strip()))
+                    items.append(AOther(self.ctx.node_code(element.slice).strip()))
             return ASubscript(value, tuple(items))
         if isinstance(node, cst.SimpleString):
             literal = string_literal(node)
@@ -97,7 +97,7 @@ class _TreeBuilder:
             contents, offset = literal
             return AString(contents, start + offset)
         if isinstance(node, cst.FormattedString):
-            text = self.ctx.module.code_for_node(node)
+            text = self.ctx.node_code(node)
             start = self._offset_of(text)
             return AString(text[len(node.start): len(text) - len(node.end)], start + len(node.start))
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
@@ -107,15 +107,13 @@ class _TreeBuilder:
                 options.extend(tree.options if type(tree) is AUnion else (tree,))
             return AUnion(tuple(options))
         if isinstance(node, (cst.Integer, cst.UnaryOperation)):
-            return AOther(self.ctx.module.code_for_node(node).strip())  # torchtyping's TensorType[3, 4]
+            return AOther(self.ctx.node_code(node).strip())  # torchtyping's TensorType[3, 4]
         return AOther("")
 
 
 def annotation_text(node, ctx) -> str:
     """The code of an annotation as its position measures it (without its own parentheses)."""
-    if getattr(node, "lpar", None):
-        node = node.with_changes(lpar=[], rpar=[])
-    return ctx.module.code_for_node(node)
+    return ctx.bare_code(node)
 
 
 def to_tree(node: cst.BaseExpression, ctx, offsets: bool = True):

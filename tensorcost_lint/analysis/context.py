@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .cst_parse import child_nodes
 from .imports import ImportTable
 from .problems import Reported
 
@@ -95,8 +96,22 @@ class UnitContext:
                 code_range.end.line + self.line_offset, code_range.end.column + 1)
 
     def code(self, node) -> str:
-        text = self.module.code_for_node(node).strip()
+        text = self.node_code(node).strip()
         return " ".join(text.split()) if "\n" in text else text
+
+    def node_code(self, node) -> str:
+        """The node's source as written, its own parentheses included (LibCST's `code_for_node`)."""
+        return self.module.code_for_node(node)
+
+    def bare_code(self, node) -> str:
+        """The node's source without its own parentheses: the text its position measures."""
+        if getattr(node, "lpar", None):
+            node = node.with_changes(lpar=[], rpar=[])
+        return self.module.code_for_node(node)
+
+    def children(self, node) -> list:
+        """The node's child nodes in source order (what a walk for call sites descends into)."""
+        return child_nodes(node)
 
     def bind(self, name: str, kind: str, node, fact) -> None:
         """Record a tensor binding (or use) of `name` at `node`, when the recorder keeps bindings."""

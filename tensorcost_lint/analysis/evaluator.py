@@ -15,7 +15,6 @@ from . import shape_ops
 from .annotations import string_literal
 from .literals import int_value
 from .call_sites import record_matmul_operator
-from .cst_parse import child_nodes
 from .calls import evaluate_call
 from .facts import (
     CONFIG,
@@ -62,7 +61,7 @@ class Evaluator:
 
     def walk(self, node) -> None:
         """Evaluate every sub-expression for its call sites, discarding the facts."""
-        for child in child_nodes(node):
+        for child in self.ctx.children(node):
             if isinstance(child, cst.BaseExpression):
                 self.eval(child)
             elif isinstance(child, cst.CSTNode):

@@ -1,7 +1,9 @@
-"""One file: imports, flags and pragmas from the stdlib tree, then LibCST on the units that matter.
+"""One file: imports, flags and pragmas from the stdlib tree, then LibCST trees of the units that matter.
 
 `analyse_source` is the single entry of the analysis; it returns the call sites and the analysis
 facts it reported at places (analysis.problems). Costs and rules come after, from these records alone.
+A unit's LibCST tree comes from LibCST's parser, or (`front_end="ast"`, the flake8 plugin) is built
+from the stdlib tree by ast_front.py, which falls back to the parser for what it does not build.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import libcst as cst
 from shape_annotations import AString, Const, ShapeError, merge_dim_bindings, parse_pragma
 
 from .annotations import to_tree
+from .ast_front import convert_module, convert_unit
+from .ast_positions import SourceText
 from .cst_parse import parse_module
 from .context import FileFlags, FileSettings, Recorder, UnitContext
 from .facts import DimFact, SelfFact
@@ -101,6 +105,23 @@ def read_flags(tree: ast.Module, imports, text: str) -> FileFlags:
     return FileFlags(**flags)
 
 
+def _unit_offset(lines: list[str], start: int) -> int:
+    """The unit's line offset as `_parse_unit` counts it (sites sort by it, then in recording order)."""
+    return start - 2 if lines[start - 1][:1] in (" ", "\t") else start - 1
+
+
+def _unit(settings: FileSettings, recorder: Recorder, lines: list[str], start: int, end: int, node=None,
+          source: SourceText | None = None):
+    """(unit context, first statement): built from the stdlib `node` when there is a `source` to
+    read it against and ast_front builds all of it, else parsed by LibCST."""
+    if source is not None and node is not None:
+        try:
+            return convert_unit(settings, recorder, source, node, _unit_offset(lines, start))
+        except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
+            pass
+    return _parse_unit(settings, recorder, lines, start, end)
+
+
 def _parse_unit(settings: FileSettings, recorder: Recorder, lines: list[str], start: int, end: int):
     """(unit context, first statement) for source lines [start, end], parsed on their own. An
     indented unit (a method) is wrapped in `if 1:` so its indentation stays as written."""
@@ -117,11 +138,12 @@ def _parse_unit(settings: FileSettings, recorder: Recorder, lines: list[str], st
     return UnitContext(settings, recorder, module, offset), statement
 
 
-def _read_aliases(settings: FileSettings, recorder: Recorder, lines: list[str], spans) -> FileSettings:
+def _read_aliases(settings: FileSettings, recorder: Recorder, lines: list[str], spans, nodes,
+                  source: SourceText | None) -> FileSettings:
     """The settings with the file's `Name = Float[...]` aliases (read in both analysis modes)."""
     aliases, alias_strings = {}, {}
-    for start, end in spans:
-        ctx, statement = _parse_unit(settings, recorder, lines, start, end)
+    for (start, end), node in zip(spans, nodes):
+        ctx, statement = _unit(settings, recorder, lines, start, end, node, source)
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
         if isinstance(small, cst.Assign):
             target, value = small.targets[0].target, small.value
@@ -146,17 +168,26 @@ def _strings(tree):
         yield from _strings(value)
 
 
-def _whole_file(settings: FileSettings, recorder: Recorder, text: str) -> None:
-    module = parse_module(text)
-    FunctionFlow(UnitContext(settings, recorder, module), {}).run(module.body)
+def _whole_file(settings: FileSettings, recorder: Recorder, text: str, tree, source: SourceText | None) -> None:
+    ctx = None
+    if source is not None:
+        try:
+            ctx, module = convert_module(settings, recorder, source, tree)
+        except Exception:  # noqa: BLE001 - as in `_unit`
+            ctx = None
+    if ctx is None:
+        module = parse_module(text)
+        ctx = UnitContext(settings, recorder, module)
+    FunctionFlow(ctx, {}).run(module.body)
 
 
-def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], selection) -> None:
+def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], selection,
+              source: SourceText | None) -> None:
     env = {name: DimFact(Const(value)) for name, value in selection.constants.items()}
     self_facts: dict = {}
     for unit in sorted(selection.units, key=lambda u: (u.class_key or u.start, not u.is_init, u.start)):
         try:
-            ctx, node = _parse_unit(settings, recorder, lines, unit.start, unit.end)
+            ctx, node = _unit(settings, recorder, lines, unit.start, unit.end, unit.node, source)
         except cst.ParserSyntaxError as error:
             recorder.report(UnitNotParsed(unit.start, unit.end, error.message), unit.start, 1)
             continue
@@ -170,10 +201,11 @@ def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], sele
 
 
 def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, tree=None,
-                   bindings: bool = False) -> FileAnalysis:
+                   bindings: bool = False, front_end: str = "libcst") -> FileAnalysis:
     """Analyse a file. Raises SyntaxError (from `ast`) on invalid Python; `tree` may be the stdlib
     tree a host already parsed (flake8 hands its plugins one). `bindings`: also record each tensor
-    binding and use (the editor's hints and hover)."""
+    binding and use (the editor's hints and hover). `front_end="ast"` builds the units' trees from
+    the stdlib tree (same findings, sites and facts; no bindings, which need LibCST's positions)."""
     recorder = Recorder(bindings)
     pragma_sizes = read_pragmas(text, recorder)
     sizes = merge_dim_bindings(config.dims, pragma_sizes, cli_dims or {})
@@ -189,11 +221,12 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     lines = source_lines(text, keepends=True)
     uses_einops = any(target == "einops" or target.startswith("einops.") for target in imports.aliases.values())
     selection = select_units(tree, [line.rstrip("\r\n") for line in lines], einops=uses_einops)
-    settings = _read_aliases(settings, recorder, lines, selection.alias_statements)
+    source = SourceText(text, lines) if front_end == "ast" and not bindings else None
+    settings = _read_aliases(settings, recorder, lines, selection.alias_statements, selection.alias_nodes, source)
     if selection.whole_file:
-        _whole_file(settings, recorder, text)
+        _whole_file(settings, recorder, text, tree, source)
     else:
-        _by_units(settings, recorder, lines, selection)
+        _by_units(settings, recorder, lines, selection, source)
     # Units run __init__-first; a stable sort by unit start numbers sites in file order without
     # resolving any position (sites in one unit are recorded in evaluation order).
     ordered = sorted(recorder.sites, key=lambda site: site.span.order)

@@ -23,9 +23,15 @@ SITE_NAMES = CALL_NAMES
 EINOPS_NAMES = frozenset({"rearrange", "repeat", "reduce"})
 LINEAR_CLASSES = frozenset(MODULE_CLASSES)
 SHAPE_COMMENT = re.compile(r"#\s*(?:shape\b|[(\[]\s*[\w.])")
-# Shape strings: `Float[Tensor, "b s"]` (a subscript whose items include a string after a comma),
-# torchtyping's `TensorType["b"]`, forward references `"Float[...]"`, and shape-like comments.
-SHAPE_TEXT = r"\w\[[^\]\n]*,\s*[rbuRBU]*['\"]|TensorType\[|['\"]\w+\[|#\s*(?:shape\b|[(\[])"
+# Shape strings on text, a superset of what the tree walk takes for one: a string item of a
+# subscript (`Float[Tensor, "b s"]`, `Union["Slice", X]`, on one line or several) comes right after
+# a `[` or a `,`; a string annotation (`x: "Float[...]"`, `-> "..."`) right after a `:` or `->`;
+# torchtyping's `TensorType[...]` names itself; shape-like comments start with `#`. Between the two
+# only spaces, line breaks, `(` and backslash continuations, or a comment (then the unit is
+# walked): one character class, so the search stays linear on any text.
+_THEN_STRING = r"[\s(\\]*(?:[rRuU]{0,2}['\"]|#)"
+SHAPE_TEXT = rf"[\[,]{_THEN_STRING}|(?::|->){_THEN_STRING}|TensorType|#\s*(?:shape\b|[(\[])"
+_MODULE_TEXT = re.compile(r"\b(?:" + "|".join(sorted(LINEAR_CLASSES)) + r")\b")
 
 
 # A superset, on text, of what the tree walk looks for: a unit whose text has none of these cannot
@@ -47,6 +53,7 @@ class Unit:
     kind: str  # "function", "class" (the whole class), or "method"
     class_key: int | None = None  # methods of one class share their `self` attributes
     is_init: bool = False
+    node: object = field(default=None, compare=False, repr=False)  # its stdlib statement (the ast front end reads it)
 
 
 @dataclass
@@ -54,6 +61,7 @@ class Selection:
     units: list = field(default_factory=list)
     whole_file: bool = False  # module-level code holds candidates: analyse the file in one piece
     alias_statements: list = field(default_factory=list)  # (start, end) of `Name = Float[...]` lines
+    alias_nodes: list = field(default_factory=list)  # their stdlib statements, in the same order
     constants: dict = field(default_factory=dict)  # module-level `NAME = 64`
 
 
@@ -101,11 +109,22 @@ class _Scan:
     linear_attributes: set = field(default_factory=set)
 
 
+# Fields that never hold a node the scan looks at: names, flags, and the Load/Store contexts
+# (a node on every name, attribute and subscript).
+_SCALAR_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "kind", "type_comment", "conversion", "is_async",
+                            "simple", "level", "module"})
+_CHILD_FIELDS: dict = {}
+
+
 def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
     """`until_candidate`: stop at the first proof of candidacy (the caller then reads nothing else;
-    in model code that is mostly a shape annotation in the signature, found in a few steps)."""
+    in model code that is mostly a shape annotation in the signature, found in a few steps).
+    The nodes are visited breadth first, in `ast.walk`'s order (signatures and statements before the
+    expressions inside them), by one loop over a growing queue (no generator per node)."""
     scan = _Scan()
-    for inner in _walk(node):
+    queue = [node]
+    node_class, fields_of = ast.AST, _CHILD_FIELDS
+    for inner in queue:  # the list grows while it is read: a breadth-first queue
         if until_candidate and scan.candidate:
             return scan
         kind = type(inner)
@@ -133,21 +152,16 @@ def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
             annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
             if any(_string_annotation(a) for a in (*annotations, inner.returns)):
                 scan.candidate = True
-    return scan
-
-
-def _walk(node):
-    """`ast.walk`'s nodes, breadth first, in its order (signatures and statements before the
-    expressions inside them), without its per-node generator."""
-    queue = [node]
-    fields = ast.iter_fields
-    for inner in queue:  # the list grows while it is read: a breadth-first queue
-        yield inner
-        for _, value in fields(inner):
-            if isinstance(value, ast.AST):
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+        for name in fields:
+            value = getattr(inner, name, None)
+            if isinstance(value, node_class):
                 queue.append(value)
             elif isinstance(value, list):
-                queue.extend(item for item in value if isinstance(item, ast.AST))
+                queue.extend([item for item in value if isinstance(item, node_class)])
+    return scan
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -209,11 +223,12 @@ def select_units(tree: ast.Module, lines: list[str], einops: bool = True) -> Sel
         if isinstance(statement, _FUNCTIONS):
             scan = source.scan(statement)
             if scan is not None and scan.candidate:
-                selection.units.append(Unit(_first_line(statement), statement.end_lineno, "function"))
+                selection.units.append(Unit(_first_line(statement), statement.end_lineno, "function", node=statement))
         elif isinstance(statement, ast.ClassDef):
             _select_methods(statement, source, selection)
         elif _is_alias(statement):
             selection.alias_statements.append((statement.lineno, statement.end_lineno))
+            selection.alias_nodes.append(statement)
         elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Constant) \
                 and type(statement.value.value) is int and statement.value.value > 0:
@@ -232,13 +247,14 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
         scan = source.scan(statement)
         if scan is not None and scan.candidate:
             # class-level code or nested classes that matter: the class is analysed in one piece
-            selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class"))
+            selection.units.append(Unit(_first_line(cls), cls.end_lineno, "class", node=cls))
             return
     linear = set()
     for method in methods:
-        if "Linear" in source.text(method):
+        if _MODULE_TEXT.search(source.text(method)):  # nn.Linear, nn.Conv2d, ... built here
             linear |= _linear_attributes(method)
-    self_calls = re.compile(r"\bself\.(?:" + "|".join(sorted(linear)) + r")\s*\(") if linear else None
+    # `self.proj(x)`, also as `(self).proj (x)`: the attribute's name, then the call's `(`
+    self_calls = re.compile(r"\b(?:" + "|".join(sorted(linear)) + r")\b[\s\\]*[(#]") if linear else None
     scans = {id(m): source.scan(m, self_calls) for m in methods}
     chosen = [m for m in methods if scans[id(m)] is not None
               and (scans[id(m)].candidate or scans[id(m)].self_calls & linear)]
@@ -248,4 +264,5 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
         if method.name == "__init__" and method not in chosen:
             chosen.append(method)
     for method in sorted(chosen, key=lambda m: m.lineno):
-        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", cls.lineno, method.name == "__init__"))
+        selection.units.append(Unit(_first_line(method), method.end_lineno, "method", cls.lineno,
+                                    method.name == "__init__", node=method))
