@@ -6,16 +6,13 @@ conditions are named; decided by `assume`, the total is that variant's FlopCount
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from tensorcost_lint.cli.main import main  # noqa: E402
 from tests.whole_model.fixtures.styles import config_choices  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 FIXTURE = Path(config_choices.__file__)
 DIMS = {"vocab_size": 101, "dim": 32, "heads": 4, "hidden": 48, "depth": 2, "B": 2, "T": 8}
@@ -26,23 +23,12 @@ def _reference(gated: bool, multi_query: bool, training: bool) -> int:
     sizes = {k: v for k, v in DIMS.items() if k not in ("B", "T")}
     model = config_choices.ChoiceLM(**sizes, gated=gated, multi_query=multi_query)
     ids = torch.randint(0, DIMS["vocab_size"], (DIMS["B"], DIMS["T"]))
-    model.train(training)
-    with FlopCounterMode(display=False) as counter:
-        out = model(ids)
-        if training:
-            out.sum().backward()
-    return counter.get_total_flops()
+    return counted_flops(model, ids, training=training)
 
 
 def _analyse(tmp_path, capsys, mode: str, assume: list[str]) -> dict:
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(DIMS)}\n")
-    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:ChoiceLM.forward",
-            "--input", "input_ids=int64 B T", "--mode", mode, "--format", "json"]
-    for condition in assume:
-        argv += ["--assume", condition]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, DIMS, f"{FIXTURE}:ChoiceLM.forward", {"input_ids": "int64 B T"}, mode,
+                        assume)
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])

@@ -21,6 +21,7 @@ pytest.importorskip("einops")
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count  # noqa: E402
 
 from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 STYLES = Path(__file__).resolve().parent / "fixtures" / "styles"
 
@@ -122,16 +123,9 @@ def _reference(case: Case, training: bool) -> int:
 
 
 def _analyse(case: Case, mode: str, tmp_path, capsys) -> dict:
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(case.dims)}\ncausal_attention_flops: dense\n")
-    argv = ["model", "--config", str(config), "--entry", f"{STYLES / (case.module + '.py')}:{case.cls}.forward",
-            "--mode", mode, "--format", "json"]
-    for name, spec in case.inputs.items():
-        argv += ["--input", f"{name}={spec}"]
-    for condition, value in case.assume.items():
-        argv += ["--assume", f"{condition}={value}"]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, case.dims, f"{STYLES / (case.module + '.py')}:{case.cls}.forward",
+                        case.inputs, mode, [f"{condition}={value}" for condition, value in case.assume.items()],
+                        "causal_attention_flops: dense\n")
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
@@ -160,22 +154,12 @@ def _tl_reference(monkeypatch, training: bool) -> int:
     for parameter in model.parameters():
         torch.nn.init.normal_(parameter)
     tokens = torch.randint(0, TL_DIMS["d_vocab"], (TL_DIMS["batch"], TL_DIMS["pos"]))
-    with FlopCounterMode(display=False) as counter:
-        out = model(tokens)
-        if training:
-            out.sum().backward()
-    return counter.get_total_flops()
+    return counted_flops(model, tokens, training=training)
 
 
 def _tl_run(tmp_path, capsys, mode: str, assume: list[str]) -> dict:
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(TL_DIMS)}\n")
-    argv = ["model", "--config", str(config), "--entry", f"{TL_STYLE / 'tl_pkg' / 'model.py'}:HookedModel.forward",
-            "--input", "input=int64 batch pos", "--mode", mode, "--format", "json"]
-    for condition in assume:
-        argv += ["--assume", condition]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, TL_DIMS, f"{TL_STYLE / 'tl_pkg' / 'model.py'}:HookedModel.forward",
+                        {"input": "int64 batch pos"}, mode, assume)
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])

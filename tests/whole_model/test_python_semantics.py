@@ -10,16 +10,13 @@ loop read once for many blocks) stays unknown."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from tensorcost_lint.cli.main import main  # noqa: E402
 from tests.whole_model.fixtures.styles import config_driven  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 FIXTURE = Path(config_driven.__file__)
 CASES = {
@@ -39,22 +36,11 @@ CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth
 def _reference(cls: str, dims: dict, training: bool) -> int:
     torch.manual_seed(0)
     model = getattr(config_driven, cls)(**{name: dims[name] for name in CONSTRUCTOR[cls]})
-    x = torch.randn(dims["B"], dims["T"], dims["dim"])
-    model.train(training)
-    with FlopCounterMode(display=False) as counter:
-        out = model(x)
-        if training:
-            out.sum().backward()
-    return counter.get_total_flops()
+    return counted_flops(model, torch.randn(dims["B"], dims["T"], dims["dim"]), training=training)
 
 
 def _analyse(tmp_path, capsys, cls: str, dims: dict, mode: str, assume: tuple = ()) -> dict:
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(dims)}\n")
-    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:{cls}.forward", "--input", "x=float32 B T dim",
-            "--mode", mode, "--format", "json", *(f"--assume={condition}" for condition in assume)]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode, assume)
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
