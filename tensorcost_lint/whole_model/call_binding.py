@@ -15,15 +15,36 @@ from .library_objects import MappingFact
 UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
 
 
-def evaluate_arguments(interp, args: CallArgs):
+def _eval_noting_gradient(interp, value, position, unknown_with_grad):
+    """`value`'s fact; with `unknown_with_grad` (a set), `position` is added to it when the fact is
+    unknown yet computed from a tensor that needs a gradient (`q` after an undecided rotary branch):
+    a parameter's shape annotation then declares a tensor that needs one too."""
+    if unknown_with_grad is None:
+        return interp.eval(value)
+    frames = interp.run.grad_frames
+    frames.append(False)
+    try:
+        fact = interp.eval(value)
+    finally:
+        flowed = frames.pop()
+    if flowed and frames:
+        frames[-1] = True  # the enclosing expression is computed from it as before
+    if flowed and fact is None:
+        unknown_with_grad.add(position)
+    return fact
+
+
+def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None):
     """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
     known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it
     might carry is unknown to the callee anyway: its parameter takes its default), but marks the
-    rest unknown (UNKNOWN_REST), so a callee's `**kwargs` is not read as a mapping known whole."""
+    rest unknown (UNKNOWN_REST), so a callee's `**kwargs` is not read as a mapping known whole.
+    With `unknown_with_grad`, the positions (index or keyword) of unknown arguments computed from
+    a tensor that needs a gradient are added to it."""
     positional, keywords = [], {}
     for value in args.positional:
         star = args.stars.get(id(value))
-        fact = interp.eval(value)
+        fact = _eval_noting_gradient(interp, value, len(positional), unknown_with_grad if star is None else None)
         if star == "**":
             if type(fact) is MappingFact:
                 keywords.update(fact.items)
@@ -35,7 +56,7 @@ def evaluate_arguments(interp, args: CallArgs):
         else:
             positional.append(fact)  # an unknown `*seq`: one unknown argument
     for name, value in args.keywords.items():
-        keywords[name] = interp.eval(value)
+        keywords[name] = _eval_noting_gradient(interp, value, name, unknown_with_grad)
     return positional, keywords
 
 

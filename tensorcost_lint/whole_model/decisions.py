@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import evaluate_dim
+from shape_annotations import Sym, evaluate_dim
 
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
@@ -41,7 +41,22 @@ def decide(run, interp, node):
 def _compare(run, interp, node):
     target = node.comparisons[0]
     left, right = interp.eval(node.left), interp.eval(target.comparator)
+    if may_be_none(run, interp, target.operator, node.left, left, right):
+        return None
     return decide_values(run, target.operator, left, node.left, right, target.comparator)
+
+
+def may_be_none(run, interp, operator, node, fact, right) -> bool:
+    """`cfg.n_key_value_heads is None` where no config.json holds the field and `dims` does not
+    declare it: the field reads as the dim of its name, but an optional setting may well be None,
+    so the comparison is undecided (each side costed), never decided as `not None`."""
+    if not isinstance(operator, (cst.Is, cst.IsNot)) or right is not NONE:
+        return False
+    if type(fact) is not DimFact or type(fact.dim) is not Sym or not isinstance(node, cst.Attribute):
+        return False
+    if not known_values.side_effect_free(node.value) or interp.eval(node.value) is not CONFIG:
+        return False
+    return _value(run, fact) is None
 
 
 def decide_values(run, operator, left, left_node, right, right_node):
@@ -130,6 +145,8 @@ def compare_known(interp, node: cst.Comparison):
     result = True
     for (left, left_node), (right, right_node), target in zip(zip(facts, operands), zip(facts[1:], operands[1:]),
                                                               node.comparisons):
+        if may_be_none(interp.run, interp, target.operator, left_node, left, right):
+            return None
         decided = decide_values(interp.run, target.operator, left, left_node, right, right_node)
         if decided is None:
             return None

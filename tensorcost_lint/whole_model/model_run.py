@@ -370,18 +370,20 @@ class ModelRun:
         return call_binding.evaluate_arguments(interp, args)
 
     def call_instance(self, interp, node, self_fact, args):
-        positional, keywords = self._evaluate_args(interp, args)
+        unknown_with_grad: set = set()
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
         # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
         forward = self.method_of(self_fact, "forward") or self.method_of(self_fact, "__call__")
         if forward is None:
             return None
         if checkpointed_layer(self, self_fact):
             return run_checkpointed(self, forward, positional, keywords, node)
-        return self._invoke(forward, positional, keywords, node)
+        return self._invoke(forward, positional, keywords, node, frozenset(unknown_with_grad))
 
     def call_function(self, interp, node, function: FunctionRef, args):
-        positional, keywords = self._evaluate_args(interp, args)
-        return self._invoke(function, positional, keywords, node)
+        unknown_with_grad: set = set()
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        return self._invoke(function, positional, keywords, node, frozenset(unknown_with_grad))
 
     def call_torch_function(self, interp, node, function, args):
         return call_binding.call_torch_function(interp, node, function.name, args)
@@ -415,11 +417,14 @@ class ModelRun:
                     self_fact.attributes[name] = value.as_module_list()
         return self_fact
 
-    def _invoke(self, function: FunctionRef, positional, keywords, node):
+    def _invoke(self, function: FunctionRef, positional, keywords, node, unknown_with_grad=frozenset()):
+        """`unknown_with_grad`: positions (index or keyword) of unknown arguments computed from a
+        tensor that needs a gradient (call_binding.evaluate_arguments)."""
         bound = function.bound.self_fact if function.bound is not None else None
         key = (id(function.node), id(bound), self.module,
                tuple((_key(f), self.needs_grad(f)) for f in positional),
-               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])))
+               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
+               tuple(sorted(map(str, unknown_with_grad))))
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None:
             result, entries = cached
@@ -443,7 +448,7 @@ class ModelRun:
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False,
-                                            function.closure)
+                                            function.closure, unknown_with_grad)
         finally:
             self.active.pop()
             self.build_calls -= 1 if self.building else 0
@@ -454,8 +459,8 @@ class ModelRun:
         return result
 
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims,
-                      closure=None):
-        env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims)
+                      closure=None, unknown_with_grad=frozenset()):
+        env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims, unknown_with_grad)
         if closure is not None:
             env = {**closure, **env}  # the enclosing function's names, its own parameters over them
         flow = ModelFlow(source.ctx, env, run=self, source=source)
@@ -485,7 +490,8 @@ class ModelRun:
             self.mark(result)
         return result
 
-    def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims) -> dict:
+    def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims,
+              unknown_with_grad=frozenset()) -> dict:
         params = node.params
         ordered = [*params.posonly_params, *params.params]
         env: dict = {}
@@ -498,10 +504,13 @@ class ModelRun:
         extra = list(positional[len(ordered):])
         for index, param in enumerate([*ordered, *params.kwonly_params]):
             name = param.name.value
+            carries_grad = False  # an unknown argument computed from a tensor that needs a gradient
             if index < len(ordered) and index < len(positional):
                 env[name] = positional[index]
+                carries_grad = index in unknown_with_grad
             elif name in keywords:
                 env[name] = keywords[name]
+                carries_grad = name in unknown_with_grad
             elif call_binding.UNKNOWN_REST in keywords and index >= len(positional) and param.default is not None:
                 env[name] = None  # `**options` the run cannot read may set it: not its default
             elif param.default is not None:
@@ -517,7 +526,7 @@ class ModelRun:
             if param.annotation is not None and _shape_unknown(env.get(name)):
                 declared = _declared_tensor(source.ctx, param.annotation.annotation)
                 if declared is not None:  # `q: Float[Tensor, "batch pos head d_head"]`: the contract
-                    if self.needs_grad(env.get(name)):
+                    if self.needs_grad(env.get(name)) or carries_grad:
                         self.mark(declared)
                     env[name] = declared
         if isinstance(params.star_arg, cst.Param):
