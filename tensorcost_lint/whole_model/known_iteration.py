@@ -78,7 +78,7 @@ def _walk_unknown(interp, node, loops, env) -> None:
     """The element's sites, with every loop name unknown."""
     unknown = dict(env)
     for loop in loops:
-        for name in _names(loop.target):
+        for name in python_values.target_names(loop.target):
             unknown[name] = None
     scope = interp.with_env(unknown)
     for loop in loops:
@@ -91,16 +91,6 @@ def _walk_unknown(interp, node, loops, env) -> None:
         scope.walk(node.elt)
 
 
-def _names(target):
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names(target.value)
-    return []
-
-
 def bind_target(env: dict, target, fact) -> None:
     """`for k, (a, b) in …`: names bound from a known tuple, unknown where it does not fit."""
     if isinstance(target, cst.Name):
@@ -110,13 +100,13 @@ def bind_target(env: dict, target, fact) -> None:
         elements = target.elements
         items = items_of(fact)
         if items is None or len(items) != len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
-            for name in _names(target):
+            for name in python_values.target_names(target):
                 env[name] = None
             return
         for element, item in zip(elements, items):
             bind_target(env, element.value, item)
         return
-    for name in _names(target):
+    for name in python_values.target_names(target):
         env[name] = None
 
 

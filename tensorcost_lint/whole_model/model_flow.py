@@ -358,14 +358,6 @@ def _ceil_div(length, step: int, sizes):
     return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
 
 
-def _names(target):
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    return []
-
-
 def _module_like(func, env) -> bool:
     """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
     that may run a module; builtins and tensor methods are not listed."""
@@ -438,7 +430,7 @@ class ModelFlow(FunctionFlow):
         finally:
             tainted = frames.pop()
         for target in node.targets:
-            for name in _names(target.target):
+            for name in python_values.target_names(target.target):
                 if tainted and self.run_.mode == "training":
                     self.env[GRAD_TAINT + name] = True
                     self.run_.mark(self.env.get(name))  # a shape comment may have replaced the fact
@@ -460,10 +452,10 @@ class ModelFlow(FunctionFlow):
         finally:
             tainted = frames.pop()
         if not (tainted and self.run_.mode == "training"):
-            for name in _names(node.target):
+            for name in python_values.target_names(node.target):
                 self.env.pop(GRAD_TAINT + name, None)
             return
-        for name in _names(node.target):
+        for name in python_values.target_names(node.target):
             self.env[GRAD_TAINT + name] = True
         if expressions.is_plain(node.target):
             self.run_.mark(self.evaluator.eval(node.target))

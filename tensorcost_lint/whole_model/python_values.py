@@ -157,7 +157,7 @@ def comprehension(interp, node):
     if count is None:
         interp.walk(node)
         return None
-    inner = interp.with_env({**interp.env, **{name: None for name in _target_names(loop.target)}})
+    inner = interp.with_env({**interp.env, **{name: None for name in target_names(loop.target)}})
     repeat = Repeat(count, [])
     with interp.run.collecting(repeat.entries):
         item = inner.eval(node.elt)
@@ -165,11 +165,14 @@ def comprehension(interp, node):
     return ModuleList((item,), count) if is_module_value(item) else None
 
 
-def _target_names(target):
+def target_names(target) -> list[str]:
+    """The names an assignment or loop target binds (`a`, `a, (b, *c)`, `[a, b]`)."""
     if isinstance(target, cst.Name):
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
+        return [n for e in target.elements for n in target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
     return []
 
 
