@@ -3,7 +3,6 @@ the backward. References: autograd's saved storages (see test_retained_bytes) an
 over a reentrant checkpoint (torch's default), whose recompute it counts."""
 
 import importlib.util
-import json
 
 import pytest
 
@@ -11,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count  # noqa: E402
 
-from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.model_runs import model_record  # noqa: E402
 from tests.whole_model.fixtures.tinyllama.model import LlamaConfig, TinyLlama  # noqa: E402
 from tests.whole_model.test_retained_bytes import LLAMA, LLAMA_DIMS, _llama, saved_storage_bytes  # noqa: E402
 
@@ -74,15 +73,8 @@ def _load(path):
 
 
 def _analyse(tmp_path, capsys, entry, inputs, dims, assume) -> dict:
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\n")
-    argv = ["model", "--config", str(config), "--entry", entry, "--mode", "training", "--format", "json"]
-    for item in inputs:
-        argv += ["--input", item]
-    for key, value in assume.items():
-        argv += ["--assume", f"{key}={value}"]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, dims, entry, dict(item.split("=", 1) for item in inputs), "training",
+                        [f"{key}={value}" for key, value in assume.items()], "causal_attention_flops: dense\n")
 
 
 @pytest.mark.parametrize("source", [HF4_STYLE, HF5_STYLE], ids=["gradient-checkpointing-func", "checkpointing-layer"])

@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.model_runs import model_record  # noqa: E402
 from tests.whole_model.fixtures.tinygpt.model import TinyConfig, TinyGPT  # noqa: E402
 from tests.whole_model.fixtures.tinyllama.model import LlamaConfig, TinyLlama  # noqa: E402
 
@@ -71,15 +72,8 @@ def _llama(checkpointing: bool = False):
 
 def _tensorcost(tmp_path, capsys, path, dims, inputs, assume) -> dict:
     entry = f"{(tmp_path.cwd() / path).as_posix()}:{'TinyGPT' if 'gpt' in path else 'TinyLlama'}.forward"
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\n")
-    argv = ["model", "--config", str(config), "--entry", entry, "--mode", "training", "--format", "json"]
-    for name in inputs:
-        argv += ["--input", f"{name}=int64 B T"]
-    for key, value in assume.items():
-        argv += ["--assume", f"{key}={value}"]
-    assert main(argv) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return model_record(tmp_path, capsys, dims, entry, {name: "int64 B T" for name in inputs}, "training",
+                        [f"{key}={value}" for key, value in assume.items()], "causal_attention_flops: dense\n")
 
 
 @pytest.mark.parametrize("flash", [False, True], ids=["manual-attention", "fused-attention"])
