@@ -26,7 +26,7 @@ from .. import __version__
 from ..bounded_read import read_capped
 from ..config.errors import ConfigError
 from .model_document import decode_models, encode_models
-from .site_entries import SiteCosts, _site  # noqa: F401 - SiteCosts is read from here too
+from .site_entries import SiteCosts, _site, encoded_site  # noqa: F401 - SiteCosts is read from here too
 
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 64 * 2**20
@@ -55,13 +55,7 @@ def cost_fingerprint(configs) -> str:
 
 
 def encode(baseline: Baseline) -> bytes:
-    sites = []
-    for key in sorted(baseline.sites):
-        costs = baseline.sites[key]
-        bound = costs.lower_bound_seconds
-        sites.append({"path": key.path, "qualname": key.qualname, "expression": key.expression,
-                      "occurrence": key.occurrence, "flops": costs.flops, "output_bytes": costs.output_bytes,
-                      "traffic_bytes": costs.traffic_bytes, "lower_bound_seconds": None if bound is None else str(bound)})
+    sites = [encoded_site(key, baseline.sites[key]) for key in sorted(baseline.sites)]
     document = {"baseline_version": BASELINE_VERSION, "tool": "tensorcost", "tool_version": baseline.tool_version,
                 "config_fingerprint": baseline.config_fingerprint, "sites": sites}
     if baseline.models:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from .site_entries import _DECIMAL, MAX_COUNT, SiteCosts, _site
+from .site_entries import _DECIMAL, MAX_COUNT, SiteCosts, _site, encoded_site
 from .identity import SiteKey
 
 MODEL_METRICS = ("flops", "forward_flops", "backward_flops", "traffic_bytes", "peak_retained_bytes",
@@ -54,14 +54,7 @@ def encode_models(models: dict) -> dict:
         totals = {metric: (None if model.totals.get(metric) is None else
                            str(model.totals[metric]) if metric == "lower_bound_seconds" else model.totals[metric])
                   for metric in MODEL_METRICS}
-        sites = []
-        for key in sorted(model.sites):
-            costs = model.sites[key]
-            bound = costs.lower_bound_seconds
-            sites.append({"path": key.path, "qualname": key.qualname, "expression": key.expression,
-                          "occurrence": key.occurrence, "module": key.module, "flops": costs.flops,
-                          "output_bytes": costs.output_bytes, "traffic_bytes": costs.traffic_bytes,
-                          "lower_bound_seconds": None if bound is None else str(bound)})
+        sites = [{**encoded_site(key, model.sites[key]), "module": key.module} for key in sorted(model.sites)]
         document[name] = {"entry": model.entry, "mode": model.mode, "totals": totals, "sites": sites}
     return document
 

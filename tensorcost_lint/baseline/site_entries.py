@@ -26,6 +26,14 @@ class SiteCosts:
         return getattr(self, metric)
 
 
+def encoded_site(key: SiteKey, costs: SiteCosts) -> dict:
+    """The entry `_site` reads back: identity, exact counts, the bound as a decimal string."""
+    bound = costs.lower_bound_seconds
+    return {"path": key.path, "qualname": key.qualname, "expression": key.expression,
+            "occurrence": key.occurrence, "flops": costs.flops, "output_bytes": costs.output_bytes,
+            "traffic_bytes": costs.traffic_bytes, "lower_bound_seconds": None if bound is None else str(bound)}
+
+
 def _count(value) -> bool:
     return type(value) is int and 0 <= value <= MAX_COUNT
 
