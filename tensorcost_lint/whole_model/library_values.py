@@ -100,7 +100,9 @@ def _init_defaults(init) -> dict:
 def config_attribute(run, name: str, default=_MISSING):
     """`config.name`: the config.json value; a field the file does not hold is the dim of its name
     (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
-    assumed = run.assume.get("config." + name, _MISSING)  # `assume: {config._attn_implementation: eager}`
+    # `assume: {self.config._attn_implementation: eager}` sets the config's field, so it holds
+    # wherever the config object travels (`config._attn_implementation` in a helper's own file)
+    assumed = run.assume.get("config." + name, run.assume.get("self.config." + name, _MISSING))
     if assumed is not _MISSING:
         return _assumed_fact(assumed)
     values = run.config_values
