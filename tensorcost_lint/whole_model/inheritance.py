@@ -11,7 +11,10 @@ import ast
 
 import libcst as cst
 
+from ..analysis.imports import ast_dotted_name, dotted_name
+
 MAX_BASES = 32
+CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
 
 
 def last_method(cls: cst.ClassDef, name: str):
@@ -34,6 +37,20 @@ def _chain(run, source, name: str) -> list:
         class_source, node = found
         pending[:0] = [(class_source, base.id) for base in node.bases if isinstance(base, ast.Name)]
     return chain
+
+
+def container_kind(run, source, cls: cst.ClassDef) -> str | None:
+    """`Sequential`, `ModuleList` or `ModuleDict` when the class (or a base of the tree) derives from
+    that torch container: `super().__init__(*layers)` fills it and, without a `forward` of the
+    tree, `nn.Sequential.forward` runs its items."""
+    chain = _chain(run, source, cls.name.value)
+    bases = [(home, ast_dotted_name(base)) for home, node in chain for base in node.bases] if chain \
+        else [(source, dotted_name(base.value)) for base in cls.bases]  # a class defined in a block
+    for home, dotted in bases:
+        name = (home.ctx.settings.imports.resolve_text(dotted) if dotted else None) or ""
+        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in CONTAINERS:
+            return name.rsplit(".", 1)[-1]
+    return None
 
 
 def _defines(node: ast.ClassDef, name: str) -> bool:

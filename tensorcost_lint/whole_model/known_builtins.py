@@ -27,10 +27,12 @@ def _shadowed(interp, name: str) -> bool:
     return name in interp.env or name in interp.source.definitions or name in interp.source.from_imports
 
 
-def builtin(interp, node: cst.Call, args):
-    """The builtins over known values; UNHANDLED leaves the call to the readings after this one.
-    A handler that evaluates its arguments always answers (a value or None), so nothing is
-    evaluated twice."""
+def builtin(interp, node: cst.Call, args, name: str | None = None):
+    """The builtins over known values, and the stdlib callables named by `name` (the callee's
+    imported name); UNHANDLED leaves the call to the readings after this one. A handler that
+    evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
+    if name in _STDLIB:
+        return _STDLIB[name](interp, args)
     func = node.func
     if not isinstance(func, cst.Name) or _shadowed(interp, func.value):
         return UNHANDLED
@@ -134,15 +136,34 @@ def _sequence(interp, args):
 
 
 def _dict(interp, args):
-    """`dict()`, `dict(a=1)`, `dict(mapping, a=1)`: a known mapping."""
+    """`dict()`, `dict(a=1)`, `dict(mapping, a=1)`, `dict([("a", x), ...])` (and OrderedDict, the
+    same in insertion order): a known mapping with string keys."""
     positional, keywords = _evaluated(interp, args)
     if len(positional) > 1 or args.starred and not all(type(v) is MappingFact for v in positional):
         return None
-    base = dict(positional[0].items) if positional and type(positional[0]) is MappingFact else {}
-    if positional and type(positional[0]) is not MappingFact:
-        return None
+    base = {}
+    if positional:
+        pairs = _pairs(positional[0])
+        if pairs is None:
+            return None
+        base.update(pairs)
     base.update(keywords)
     return MappingFact(tuple(base.items()))
+
+
+def _pairs(value):
+    """The (key, value) pairs of a mapping, or of a known sequence of 2-item sequences with string
+    keys; None when any is unknown."""
+    if type(value) is MappingFact:
+        return list(value.items)
+    if type(value) is not SequenceFact:
+        return None
+    pairs = []
+    for item in value.items:
+        if type(item) is not SequenceFact or len(item.items) != 2 or type(item.items[0]) is not StringFact:
+            return None
+        pairs.append((item.items[0].value, item.items[1]))
+    return pairs
 
 
 _NOT_CALLABLE = (BoolFact, IntFact, DimFact, ScalarFact, StringFact, SequenceFact, MappingFact, TensorFact)
@@ -275,6 +296,8 @@ _BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _ite
              "list": _sequence, "tuple": _sequence, "dict": _dict, "callable": _callable, "filter": _filter,
              "any": _any_all(False), "all": _any_all(True), "isinstance": _isinstance, "len": length, "int": _int,
              "max": _extreme(max), "min": _extreme(min), "bool": _bool}
+# stdlib callables by their imported name (`from collections import OrderedDict`)
+_STDLIB = {"collections.OrderedDict": _dict}
 
 
 def call_with_facts(interp, func_node, callee, facts: list):

@@ -110,11 +110,14 @@ def bind_target(env: dict, target, fact) -> None:
         env[name] = None
 
 
-def loop_items(iterated, node: cst.For, enumerated: bool, env):
+def loop_items(iterated, node: cst.For, enumerated: bool, env, building: bool = False):
     """The items a `for` loop runs over, when the iterable is a known tuple, list, dict or iterator
-    (not a module list, whose loops python_values reads, nor `range(n)`, which repeats): with
-    their known index under `enumerate`. None otherwise."""
-    if type(iterated) not in (SequenceFact, IteratorFact, MappingFact) or is_range_call(node.iter, env):
+    (not a module list, whose loops python_values reads, nor `range(n)` in a forward, which
+    repeats its body): with their known index under `enumerate`. None otherwise. A constructor's
+    `range(n)` of known n runs each index in turn: what it builds may depend on the index
+    (`if i % 2 == 0: layers.append(...)`), and building costs nothing we count."""
+    if type(iterated) not in (SequenceFact, IteratorFact, MappingFact) or \
+            (not building and is_range_call(node.iter, env)):
         return None
     items = items_of(iterated)
     if items is None or len(items) > python_values.MAX_UNROLLED:

@@ -228,7 +228,7 @@ class ModelEvaluator(Evaluator):
             return torch_values.tensor_from_data(self, args)
         if name in torch_values.LIMITS_FUNCTIONS:
             return torch_values.numeric_limits(self, args)
-        handled = known_builtins.builtin(self, node, args)  # builtins over known tuples, dicts, strings
+        handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
             handled = known_builtins.partial(self, args)
         if handled is UNHANDLED:
@@ -266,9 +266,12 @@ class ModelEvaluator(Evaluator):
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
                 return UNHANDLED  # a method of a value: the transfer tables read it
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
-            method = self.attribute_of(self.eval(func.value), func.attr.value)  # `super().forward(x)`
+            receiver = self.eval(func.value)
+            method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`
             if type(method) is FunctionRef:
                 return run.call_function(self, node, method, args)
+            if method is None and type(receiver) is SuperRef:
+                return run.container_super_call(self, node, receiver, func.attr.value, args)
             return UNHANDLED
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)
@@ -574,7 +577,8 @@ class ModelFlow(FunctionFlow):
                 items = iterated.items if enumerated is None else tuple(SequenceFact((None, i)) for i in iterated.items)
                 python_values.unrolled_loop(self, node, items)
                 return
-            known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env)
+            known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env,
+                                               building=self.run_.building > 0)
             if known is not None:  # a known tuple, list or dict: each item in turn
                 python_values.unrolled_loop(self, node, known)
                 return

@@ -22,7 +22,8 @@ from ..analysis.interpreter import UNHANDLED
 from . import call_binding, choices, library_layers, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
-from .inheritance import find_method, owner_of
+from .inheritance import container_kind, find_method, owner_of
+from .library_objects import MappingFact
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
@@ -203,17 +204,12 @@ class ModelRun:
                 continue
             self.paths[id(value)] = path
             self.classes[path] = self.classes.get(path) or _class_name(self, value)
+            children = _container_children(value)
             if type(value) is SelfFact:
-                children = list(value.attributes.items())
-            elif type(value) is ModuleList:
-                repeated = value.count is not None or all(i is value.items[0] for i in value.items)
-                children = [("", value.items[0])] if repeated and value.items else list(enumerate(value.items))
-            elif type(value) is ModuleDict:
-                children = list(value.items)
-            elif type(value) is Sequential:
-                children = [("", value.items[0])] if value.count is not None else list(enumerate(value.items))
-            else:
-                children = []
+                instance = self.instance(value)
+                contents = instance.contents if instance is not None else None
+                # `class Stage(nn.Sequential)`: its layers are `stage.0`, ... as torch names them
+                children = list(value.attributes.items()) + _container_children(contents)
             for name, child in children:
                 pending.append((child, ".".join(p for p in (path, str(name)) if p)))
 
@@ -260,7 +256,10 @@ class ModelRun:
                 for value in args.positional:
                     interp.eval(value)
                 return None
-            return Sequential(tuple(interp.eval(value) for value in args.positional))
+            items = tuple(interp.eval(value) for value in args.positional)
+            if len(items) == 1 and type(items[0]) is MappingFact:  # nn.Sequential(OrderedDict([...]))
+                return Sequential(tuple(v for _, v in items[0].items), None, tuple(k for k, _ in items[0].items))
+            return Sequential(items)
         if last == "Embedding":
             dim_node = args.get(1, "embedding_dim")
             interp.eval(args.get(0, "num_embeddings"))
@@ -352,7 +351,14 @@ class ModelRun:
             if type(module) is library_layers.EinopsLayer:
                 return self.apply_layer(interp, node, module, fact)
             if type(module) is SelfFact and self.instance(module) is not None:
-                return self._invoke(self.method_of(module, "forward"), [fact], {}, node)
+                forward = self.method_of(module, "forward")
+                if forward is not None:
+                    return self._invoke(forward, [fact], {}, node)
+                contents = self.instance(module).contents
+                if type(contents) is Sequential:  # a Sequential subclass inside a Sequential
+                    self.visit(module)
+                    return self.call_sequential(interp, node, contents, carried)
+                return None
             if type(module) is ModuleFact and module.kind == "preserve":
                 self.visit(module)
                 if type(fact) is not TensorFact:
@@ -370,12 +376,17 @@ class ModelRun:
         return call_binding.evaluate_arguments(interp, args)
 
     def call_instance(self, interp, node, self_fact, args):
-        unknown_with_grad: set = set()
-        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
         # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
         forward = self.method_of(self_fact, "forward") or self.method_of(self_fact, "__call__")
-        if forward is None:
+        if forward is None:  # `class Stage(nn.Sequential)` with no forward: nn.Sequential's runs
+            contents = self.instance(self_fact).contents
+            if type(contents) is Sequential:
+                self.visit(self_fact)
+                return self.call_sequential(interp, node, contents, args)
+            call_binding.evaluate_arguments(interp, args)
             return None
+        unknown_with_grad: set = set()
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
         if checkpointed_layer(self, self_fact):
             return run_checkpointed(self, forward, positional, keywords, node)
         return self._invoke(forward, positional, keywords, node, frozenset(unknown_with_grad))
@@ -387,6 +398,24 @@ class ModelRun:
 
     def call_torch_function(self, interp, node, function, args):
         return call_binding.call_torch_function(interp, node, function.name, args)
+
+    def container_super_call(self, interp, node, super_ref, name: str, args):
+        """`super().__init__(*layers)` / `super().forward(x)` in a subclass of a torch container
+        whose bases in the tree define neither: torch's container fills itself, and
+        `nn.Sequential.forward` runs the items in turn."""
+        instance = self.instance(super_ref.self_fact)
+        kind = container_kind(self, instance.source, instance.cls) if instance is not None else None
+        if kind is None:
+            return UNHANDLED
+        if name == "__init__":
+            built = self.build_container(interp, kind, args)
+            if type(built) is python_values.GrowingList:
+                built = built.as_module_list()
+            instance.contents = built if built is not UNHANDLED else None
+            return NONE
+        if name == "forward" and type(instance.contents) is Sequential:
+            return self.call_sequential(interp, node, instance.contents, args)
+        return UNHANDLED
 
     def construct(self, interp, node, class_ref, args):
         positional, keywords = self._evaluate_args(interp, args)
@@ -556,6 +585,21 @@ def _own_forward(run, bound, function) -> bool:
     """The module's own forward starts a visit; `super().forward(x)` inside it does not."""
     own = run.method_of(bound, "forward")
     return own is None or own.node is function.node
+
+
+def _container_children(value) -> list:
+    """(name, module) of a container's items, named as torch names them; a repeated item once,
+    at the container's own path (its executions say how many)."""
+    if type(value) is ModuleList:
+        repeated = value.count is not None or all(i is value.items[0] for i in value.items)
+        return [("", value.items[0])] if repeated and value.items else list(enumerate(value.items))
+    if type(value) is ModuleDict:
+        return list(value.items)
+    if type(value) is Sequential:
+        if value.count is not None:
+            return [("", value.items[0])]
+        return list(zip(value.names or range(len(value.items)), value.items))
+    return []
 
 
 def _is_module(value) -> bool:

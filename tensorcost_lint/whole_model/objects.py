@@ -27,6 +27,9 @@ class Instance:
     source: object  # source_tree.SourceFile
     cls: object  # cst.ClassDef
     self_fact: object  # facts.SelfFact bound to `self` in its methods
+    # a subclass of a torch container: what `super().__init__(...)` put in it (a Sequential,
+    # ModuleList or ModuleDict), run by `nn.Sequential.forward` when the tree gives no forward
+    contents: object = None
 
     @property
     def class_name(self) -> str:
@@ -51,6 +54,7 @@ class ModuleDict:
 class Sequential:
     items: tuple
     count: object = None  # DimExpr: `items` is one module repeated (`nn.Sequential(*[Block() for ...])`)
+    names: tuple | None = None  # `nn.Sequential(OrderedDict(...))`: each item's key, its path segment
 
 
 @dataclass(frozen=True)
