@@ -90,11 +90,13 @@ def index_tensor(interp, value: TensorFact, elements):
     result = []
     position = 0
     ellipsis_seen = False
+    advanced = []  # (place in result, place in elements, shape) of integer tensor indices
+    scalar_places = []  # ints from variables: numpy counts them with the advanced indices
     consumed = sum(
         1 for e in elements
         if not (isinstance(e.slice, cst.Index) and _is_none_or_ellipsis(e.slice.value))
     )
-    for element in elements:
+    for place, element in enumerate(elements):
         part = element.slice
         if isinstance(part, cst.Index):
             inner = part.value
@@ -114,6 +116,7 @@ def index_tensor(interp, value: TensorFact, elements):
             if position >= len(shape):
                 return value.with_shape(None)
             if int_value(inner) is not None:
+                scalar_places.append(place)
                 position += 1  # an integer index removes the dim
                 continue
             if _int_list(inner) and sum(1 for e in elements if isinstance(e.slice, cst.Index)
@@ -123,20 +126,40 @@ def index_tensor(interp, value: TensorFact, elements):
                 continue
             fact = interp.eval(inner)
             if type(fact) in (DimFact, ScalarFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
+                scalar_places.append(place)
                 position += 1
                 continue
-            if _integer_tensor(fact) and _one_advanced_index(elements):
-                result.extend(fact.shape)  # `W_E[tokens, :]`: one row per index, in the index's place
+            if _integer_tensor(fact):
+                advanced.append((len(result), place, fact.shape))
                 position += 1
                 continue
-            return value.with_shape(None)  # advanced indexing: not modelled
+            return value.with_shape(None)  # a bool mask, an unknown index: not modelled
         else:
             if position >= len(shape):
                 return value.with_shape(None)
             result.append(_slice_dim(interp, shape[position], part))
             position += 1
     result.extend(shape[position:])
+    if advanced:
+        # numpy counts int indices among the advanced ones; torch applies them first, as `select`
+        ints = scalar_places if value.framework in ("numpy", "jax") else []
+        return value.with_shape(_place_advanced(result, advanced, ints, interp.ctx.settings.sizes))
     return value.with_shape(tuple(result))
+
+
+def _place_advanced(result: list, advanced: list, scalar_places: list, sizes):
+    """The rule for integer tensor indices (with numpy's ints among them, as 0-d): their shapes
+    broadcast together; the broadcast dims stand in the indices' place when the indices are
+    adjacent (`pos[b_idx, q_idx]`), first otherwise (`x[idx, :, idx]`). None where their shapes
+    do not broadcast."""
+    broadcast = advanced[0][2]
+    for _, _, shape in advanced[1:]:
+        broadcast = shape_ops.broadcast(broadcast, shape, sizes)
+        if broadcast is None or any(type(d) is Unknown for d in broadcast):
+            return None
+    places = sorted([place for _, place, _ in advanced] + scalar_places)
+    at = advanced[0][0] if places == list(range(places[0], places[0] + len(places))) else 0
+    return tuple(result[:at]) + tuple(broadcast) + tuple(result[at:])
 
 
 _INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
@@ -145,14 +168,6 @@ _INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
 def _integer_tensor(fact) -> bool:
     return type(fact) is TensorFact and fact.dtype in _INTEGER_DTYPES and fact.shape is not None \
         and not shape_ops.has_group(fact.shape)
-
-
-def _one_advanced_index(elements) -> bool:
-    """Only one index is not a slice, None, an ellipsis or an int literal: numpy's rule for where
-    the index's dims go (in its place) is then the simple one."""
-    advanced = [e for e in elements if isinstance(e.slice, cst.Index) and not _is_none_or_ellipsis(e.slice.value)
-                and int_value(e.slice.value) is None]
-    return len(advanced) == 1
 
 
 def _int_list(node) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import ShapeError, rearrange_shape, reduce_shape, repeat_shape
+from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
 from . import shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
@@ -95,12 +95,41 @@ def _expand_dims(interp, args):
 
 
 def _where(interp, args):
+    """`torch.where(condition, input, other)`: condition and both values broadcast together; a
+    condition whose shape is not known leaves the result's shape unknown (it broadcasts too)."""
     condition = interp.eval(args.get(0, "condition"))
     left, right = interp.eval(args.get(1, "input")), interp.eval(args.get(2, "other"))
-    result = elementwise(left, right, interp.ctx.settings.sizes)
-    if type(result) is TensorFact and type(condition) is TensorFact:
-        result = result.with_shape(shape_ops.broadcast(condition.shape, result.shape, interp.ctx.settings.sizes))
-    return result
+    sizes = interp.ctx.settings.sizes
+    result = elementwise(left, right, sizes)
+    if type(condition) is not TensorFact:
+        return result.with_shape(None) if type(result) is TensorFact else None
+    if type(result) is TensorFact:
+        return result.with_shape(shape_ops.broadcast(condition.shape, result.shape, sizes))
+    if type(result) is ScalarFact:  # two numbers: the condition's shape, the default float dtype
+        return TensorFact(condition.shape, None, framework=condition.framework)
+    return None
+
+
+def _diff(interp, args):
+    """`torch.diff(x, n=1, dim=-1, prepend=None, append=None)`: along `dim`, the length with what
+    is prepended and appended, less n."""
+    source = interp.eval(args.get(0, "input"))
+    n_node, dim_node = args.get(1, "n"), args.get(2, "dim") or args.keywords.get("axis")  # numpy: axis
+    extras = [interp.eval(args.get(i, name)) for i, name in ((3, "prepend"), (4, "append"))
+              if args.get(i, name) is not None]
+    n = 1 if n_node is None else int_value(n_node)
+    dim = -1 if dim_node is None else int_value(dim_node)
+    if type(source) is not TensorFact or source.shape is None or n is None or dim is None \
+            or any(type(e) is not TensorFact or e.shape is None for e in extras):
+        return source.with_shape(None) if type(source) is TensorFact else None
+    axis = shape_ops.axis(dim, len(source.shape))
+    if axis is None or any(len(e.shape) != len(source.shape) for e in extras):
+        return source.with_shape(None)
+    length = source.shape[axis]
+    for extra in extras:
+        length = BinOp("+", length, extra.shape[axis])
+    length = simplify_dim(BinOp("-", length, Const(n)))
+    return source.with_shape(tuple(source.shape[:axis]) + (length,) + tuple(source.shape[axis + 1:]))
 
 
 def _gather(interp, args):
@@ -229,7 +258,7 @@ _PRESERVING = [
     "torch.nn.functional.mish", "torch.nn.functional.elu",
     "torch.tanh", "torch.sigmoid", "torch.exp", "torch.relu", "torch.tril", "torch.triu", "torch.abs",
     "torch.sqrt", "torch.rsqrt", "torch.square", "torch.clamp", "torch.masked_fill", "torch.dropout",
-    "torch.nan_to_num", "torch.sign", "torch.log",
+    "torch.nan_to_num", "torch.sign", "torch.log", "torch.cumsum", "torch.cumprod",
     "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
     "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.relu", "jax.nn.silu", "jax.nn.sigmoid",
     "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.tril", "jax.numpy.triu",
@@ -250,6 +279,7 @@ FUNCTIONS = {
     "torch.nn.functional.embedding": _embedding,
     "torch.gather": _gather,
     "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
+    "torch.diff": _diff, "numpy.diff": _diff, "jax.numpy.diff": _diff,
     "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),
     "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),
     "torch.stack": _join("stack"), "numpy.stack": _join("stack"), "jax.numpy.stack": _join("stack"),

@@ -230,6 +230,28 @@ def _flatten(interp, receiver, args):
     return receiver.with_shape(tuple(shape[:first]) + (merged,) + tuple(shape[last + 1:]))
 
 
+def _new_tensor(fill: bool):
+    """`x.new_ones(size, dtype=...)`, `x.new_zeros(...)`, `x.new_empty(...)`, `x.new_full(size,
+    value)`: the given size, the receiver's dtype unless `dtype` says otherwise."""
+
+    def transfer(interp, receiver, args):
+        size_nodes = args.positional[:1] if fill else args.positional
+        if "size" in args.keywords:
+            size_nodes = [args.keywords["size"]]
+        dims = dim_args(interp, CallArgs(list(size_nodes), {}, args.starred, args.stars))
+        dtype = receiver.dtype
+        for name, value in args.keywords.items():
+            fact = interp.eval(value) if name != "size" else None
+            if name == "dtype":
+                dtype = fact.dtype if type(fact) is DTypeFact else None
+        for value in args.positional[len(size_nodes):]:
+            interp.eval(value)
+        shape = None if dims is None or None in dims else tuple(dims)
+        return TensorFact(shape, dtype, framework=receiver.framework)
+
+    return transfer
+
+
 def _dim_count(interp, receiver, args):
     return ScalarFact()
 
@@ -240,8 +262,10 @@ METHODS = {
         "masked_fill", "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg",
         "sqrt", "rsqrt", "pow", "clamp", "clamp_", "square", "log", "sin", "cos", "float_power", "mul_",
         "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
-        "block_until_ready", "round", "sign", "reciprocal", "silu", "gelu", "nan_to_num",
+        "block_until_ready", "round", "sign", "reciprocal", "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
     )},
+    "new_ones": _new_tensor(False), "new_zeros": _new_tensor(False), "new_empty": _new_tensor(False),
+    "new_full": _new_tensor(True),
     **{name: _dtype_method(name) for name in _DTYPE_METHODS},
     **{name: _elementwise_method for name in ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")},
     **{name: _reduction for name in ("sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp", "norm", "any", "all")},

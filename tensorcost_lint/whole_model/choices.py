@@ -43,15 +43,17 @@ def _evaluated_once(interp, node, args):
     side reads the same facts and no argument's sites are recorded twice."""
     env = interp.env
     prefix = f"{_SYNTHETIC}{id(node)}_"
-    positional, keywords = [], {}
+    positional, keywords, stars = [], {}, {}
     for index, value in enumerate(args.positional):
         env[f"{prefix}{index}"] = interp.eval(value)
         positional.append(cst.Name(f"{prefix}{index}"))
+        if id(value) in args.stars:  # `f(*indices)`: each side splices the same evaluated sequence
+            stars[id(positional[-1])] = args.stars[id(value)]
     for key, value in args.keywords.items():
         env[f"{prefix}{key}"] = interp.eval(value)
         keywords[key] = cst.Name(f"{prefix}{key}")
     try:
-        yield CallArgs(positional, keywords, args.starred)
+        yield CallArgs(positional, keywords, args.starred, stars)
     finally:
         for key in [k for k in env if k.startswith(prefix)]:
             del env[key]

@@ -18,6 +18,7 @@ from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import choices, decisions, expressions, known_builtins, known_iteration, known_values, library_layers, \
+    optional_values, \
     library_values, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
@@ -35,6 +36,13 @@ class ModelEvaluator(Evaluator):
         self.source = source
 
     def eval(self, node):
+        loss = self.run.shape_loss
+        with loss.evaluating():
+            fact = self._eval_marking(node)
+            loss.settle(self.ctx, node, fact, self.run.loss_reason)
+        return fact
+
+    def _eval_marking(self, node):
         frames = self.run.grad_frames
         if python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
             frames.append(False)
@@ -200,6 +208,8 @@ class ModelEvaluator(Evaluator):
             return receiver.attribute(name)
         if type(receiver) is SuperRef:
             return self.run.super_method(receiver, name)
+        if type(receiver) is RegistryRef:
+            return registries.mapping_attribute(self.run, self, receiver, name)
         if type(receiver) is MappingFact:
             return None
         if type(receiver) is ModuleDict:
@@ -542,11 +552,12 @@ class ModelFlow(FunctionFlow):
             env, returned = self._else_side(node, dict(self.env))
         else:
             then_entries, else_entries = [], []
+            on_true, on_false = optional_values.narrowed(node.test, self.env)
             with self.run_.collecting(then_entries):
-                then_env, then_returned = self._side(node.body, dict(self.env))
+                then_env, then_returned = self._side(node.body, {**self.env, **on_true})
             then_raised = self.side_raised
             with self.run_.collecting(else_entries):
-                else_env, else_returned = self._else_side(node, dict(self.env))
+                else_env, else_returned = self._else_side(node, {**self.env, **on_false})
             if then_raised != self.side_raised:
                 # one side raises: a run that yields a result takes the other (`if x is None: raise`)
                 self.run_.entries.extend(else_entries if then_raised else then_entries)
@@ -561,7 +572,9 @@ class ModelFlow(FunctionFlow):
             elif else_returned and not then_returned:
                 env = then_env
             else:
-                env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes)
+                env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes,
+                                  " ".join(self.ctx.code(node.test).split()))
+                self.run_.shape_loss.merged(self.ctx, node, then_env, else_env, env)
             returned = then_returned and else_returned
         self._set_env(env)
         self.state.returned = self.state.returned or returned
@@ -629,11 +642,22 @@ _BITWISE_ASSIGN = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd, cst
                    cst.ModuloAssign: cst.Modulo}
 
 
-def merge_sides(run, a: dict, b: dict, sizes) -> dict:
+def merge_sides(run, a: dict, b: dict, sizes, condition: str | None = None) -> dict:
     """What two paths leave (merge_envs); a value needs a gradient when it does on either path, as
     the dearer side is the one costed (a norm that upcasts under an undecided dtype check still
-    passes its input's gradient on)."""
+    passes its input's gradient on). Two different functions a name holds after an undecided
+    `if` are a CallableChoice: calling it runs each (`mask_fn = and_masks(mask_fn, extra)` under
+    `if extra is not None`), so the call's result is what both agree on, never unknown by fiat."""
     merged = merge_envs(a, b, sizes)
+    for name in a.keys() & b.keys():
+        if merged.get(name) is None:
+            merged[name] = optional_values.join_optional(a[name], b[name])
+    if condition is not None:
+        for name in a.keys() & b.keys():
+            if merged.get(name) is None and _callable_value(a[name]) and _callable_value(b[name]):
+                sides = tuple(side for value in (a[name], b[name])
+                              for side in (value.sides if type(value) is CallableChoice else (value,)))
+                merged[name] = CallableChoice(condition, sides)
     for name, value in merged.items():
         if name in a and name in b and value is not a[name] and (run.needs_grad(a[name]) or run.needs_grad(b[name])):
             run.mark(value)
@@ -641,6 +665,10 @@ def merge_sides(run, a: dict, b: dict, sizes) -> dict:
         if key.startswith(GRAD_TAINT) and (a.get(key) is True or b.get(key) is True):
             merged[key] = True
     return merged
+
+
+def _callable_value(value) -> bool:
+    return type(value) in (FunctionRef, ClassRef, CallableChoice, python_values.Partial)
 
 
 def _at_least_one(dim, sizes) -> bool:

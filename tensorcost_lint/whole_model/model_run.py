@@ -28,7 +28,9 @@ from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
+from .optional_values import MaybeNone, join_optional
 from .saved_tensors import site_memory
+from .shape_loss import ShapeLoss, lost_shape
 from .storage import StorageTracker
 
 MAX_CALL_DEPTH = 64
@@ -86,6 +88,7 @@ class ModelRun:
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
+        self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:
@@ -128,7 +131,17 @@ class ModelRun:
         except Exception as error:  # noqa: BLE001 - tracking memory must never cost the model its FLOPs
             self.storage.fail(error)
             memory = None
-        self.add(SiteEntry(site, self.module, grads, memory))
+        lost = None
+        if any(op is None or lost_shape(op) for op in site.operands):
+            lost = self.shape_loss.for_operands(site.operands)
+        self.add(SiteEntry(site, self.module, grads, memory, lost))
+
+    def loss_reason(self, node) -> str | None:
+        """Why `node` gives no shape, when the run knows better than its kind of expression."""
+        for _, seen, reason in self.unfollowed:
+            if seen is node:
+                return f"not followed: {reason}"
+        return None
 
     def not_followed(self, ctx, node, reason: str) -> None:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
@@ -514,7 +527,8 @@ class ModelRun:
             return result
         result = returns[0]
         for other in returns[1:]:  # an undecided branch returns on one side: what both agree on
-            result = result if other is result else merge_facts(result, other, self.sizes)
+            if other is not result:
+                result = merge_facts(result, other, self.sizes) or join_optional(result, other)
         if any(self.needs_grad(r) for r in returns):
             self.mark(result)
         return result
@@ -685,6 +699,8 @@ class _Same:
 def _key(value):
     if type(value) is TensorFact:
         return _Same(value)
+    if type(value) is MaybeNone:
+        return ("optional", _key(value.value))
     try:
         hash(value)
         return value

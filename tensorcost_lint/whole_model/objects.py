@@ -86,6 +86,7 @@ class SiteEntry:
     module: str  # module path of the object that ran it ("" for the root)
     grads: tuple  # per operand: needs a gradient
     memory: object = None  # saved_tensors.SiteMemory: the storages it reads, makes and saves
+    lost_at: object = None  # shape_loss.LostAt: where a shapeless operand lost its shape
 
 
 @dataclass

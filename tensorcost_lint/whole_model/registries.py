@@ -14,7 +14,7 @@ import ast
 
 from ..analysis.calls import SHAPE_PRESERVING_MODULES
 from ..analysis.facts import ModuleFact, StringFact
-from .library_objects import RegistryRef, TorchFunction
+from .library_objects import MappingFact, RegistryRef, TorchFunction
 from .objects import ClassRef, FunctionRef
 
 _LOOKUP_METHODS = ("get_interface", "get")
@@ -108,3 +108,13 @@ def _value(run, interp, registry_ref, node, source):
     if type(resolved) is ClassRef:
         return run.build(resolved.source, resolved.node, [], {}, read_missing_as_dims=False)
     return None
+
+
+def mapping_attribute(run, interp, registry_ref: RegistryRef, name: str):
+    """`registry._global_mapping`, the class-level dict the registry was read from: a known mapping
+    (`config._attn_implementation not in ALL_MASK_ATTENTION_FUNCTIONS._global_mapping`), its values
+    the registered functions (a registry that builds what it holds gives them unknown)."""
+    if name != "_global_mapping" or registry_ref.cls is None:
+        return None
+    return MappingFact(tuple((key, None if registry_ref.instantiates else _value(run, interp, registry_ref, value, source))
+                             for key, value, source in registry_ref.mapping))

@@ -32,10 +32,22 @@ def site_rows(result) -> list[dict]:
                 "executions": row.executions, "flops": row.flops, "resolved": row.reason is None, "reason": row.reason,
                 "alternative": row.alternative,
             }
+            if row.reason is not None:
+                merged[key]["shape_lost_at"] = _lost_at(entry, row.reason, lambda p: _relative(p, result.root))
         else:
             for name, value in (("executions", row.executions), ("flops", row.flops)):
                 current[name] = None if current[name] is None or value is None else current[name] + value
     return list(merged.values())
+
+
+def _lost_at(entry, reason: str, relative) -> dict:
+    """Contract 7a: the first operation where the site's operand lost its shape; a site whose
+    operands all have shapes (an undeclared dim, say) is itself where costing stopped."""
+    if entry.lost_at is not None:
+        return entry.lost_at.as_json(relative)
+    site = entry.site
+    path = site.span._unit.settings.path if site.span._unit else ""
+    return {"path": relative(path), "line": site.span.position[0], "expression": site.expression, "reason": reason}
 
 
 def _seconds(value):

@@ -58,7 +58,7 @@ SAME_METHODS = (
     "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "pow", "clamp",
     "clamp_", "square", "log", "sin", "cos", "float_power", "mul_", "add_", "div_", "sub_", "scale", "zero_",
     "fill_", "normal_", "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "reciprocal",
-    "silu", "gelu", "nan_to_num",
+    "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
 )
 DTYPE_METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
                  "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
@@ -84,6 +84,8 @@ METHOD_ROWS = {
     "type": ("x.type(torch.float64)", "b s d", "float64"), "astype": ("n.astype(np.float32)", "s d", "float32"),
     "type_as": ("x.type_as(n)", "b s d", "float64"), "flatten": ("x.flatten(1)", "b s*d"),
     "dim": ("x.dim()", "scalar"), "numel": ("x.numel()", "scalar"), "item": ("x.item()", "scalar"),
+    "new_ones": ("x.new_ones((), dtype=torch.bool)", "", "bool"), "new_zeros": ("x.new_zeros(b, s)", "b s", "float32"),
+    "new_empty": ("x.new_empty((s, d))", "s d", "float32"), "new_full": ("m.new_full((b, s), True)", "b s", "bool"),
 }
 
 # Functions that keep their input's shape: activations, normalisations, elementwise maths.
@@ -94,8 +96,8 @@ PRESERVING_FUNCTIONS = (
     "torch.nn.functional.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.leaky_relu",
     "torch.nn.functional.mish", "torch.nn.functional.elu", "torch.tanh", "torch.sigmoid", "torch.exp", "torch.relu",
     "torch.tril", "torch.triu", "torch.abs", "torch.sqrt", "torch.rsqrt", "torch.square", "torch.clamp",
-    "torch.masked_fill", "torch.dropout", "torch.nan_to_num", "torch.sign", "torch.log",
-    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
+    "torch.masked_fill", "torch.dropout", "torch.nan_to_num", "torch.sign", "torch.log", "torch.cumsum",
+    "torch.cumprod", "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
     "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.relu", "jax.nn.silu", "jax.nn.sigmoid",
     "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.tril", "jax.numpy.triu",
     "jax.numpy.abs", "jax.numpy.log", "jax.numpy.square", "jax.lax.rsqrt",
@@ -131,6 +133,8 @@ FUNCTION_ROWS = {
     "torch.gather": ("torch.gather(x, dim=1, index=x.long()[:, :2])", "b 2 d"),
     "torch.where": ("torch.where(x > 0, x, 0.0)", "b s d"), "numpy.where": ("np.where(n > 0, n, n[0])", "s d"),
     "jax.numpy.where": ("jnp.where(j > 0, j, 0)", "b s d"),
+    "torch.diff": ("torch.diff(x, prepend=x[:, :, :1], dim=-1)", "b s d"), "numpy.diff": ("np.diff(n, axis=0)", "s-1 d"),
+    "jax.numpy.diff": ("jnp.diff(j, 2)", "b s d-2"),
     "torch.cat": ("torch.cat([x, x], dim=-1)", "b s d+d"), "torch.concat": ("torch.concat((x, x), 1)", "b s+s d"),
     "torch.concatenate": ("torch.concatenate([x, x])", "b+b s d"),
     "numpy.concatenate": ("np.concatenate([n, n], axis=1)", "s d+d"),
@@ -201,3 +205,29 @@ def test_unknown_stays_unknown():
     for expression in ("x.transpose(k, 1)", "x.permute(0, 1)", "x.view(-1, -1)", "x.flatten(2, 0)", "x.chunk(c, 1)"):
         fact = infer(expression)
         assert fact is None or (type(fact) is TensorFact and fact.shape is None), (expression, fact)
+
+
+# Indexing with integer tensors (torch's and numpy's advanced indexing), shapes as torch and numpy
+# give them (checked by running each on a [2, 8, 4] tensor and an int64 [2, 3] index): i is [p, q].
+INDEX_ENV = {"i": TensorFact((Sym("p"), Sym("q")), "int64", framework="torch")}
+ADVANCED_INDEX_ROWS = {
+    "x[i]": "p q s d", "x[:, i]": "b p q d", "x[i, i]": "p q d", "x[i, :, i]": "p q s",
+    "x[0, :, i]": "s p q",  # torch applies the int first (a select); numpy would put p q first
+    "x[1, i]": "p q d", "n[i, 0]": "p q",
+}
+
+
+@pytest.mark.parametrize("expression", sorted(ADVANCED_INDEX_ROWS))
+def test_advanced_indexing(expression):
+    source = HEADER + expression + "\n"
+    module = cst.parse_module(source)
+    settings = FileSettings("t.py", import_table_from_ast(ast.parse(source)), SIZES, "float32", False, ())
+    unit = UnitContext(settings, Recorder(), module)
+    fact = Evaluator(unit, {**ENV, **INDEX_ENV}).eval(module.body[-1].body[0].value)
+    assert shown(fact) == ADVANCED_INDEX_ROWS[expression]
+
+
+def test_where_with_an_unknown_condition_has_no_shape():
+    """The condition broadcasts with both values: unknown, it leaves the result unknown (it once gave
+    the scalar values' shape, `()`, to a [b, 1, s, s] mask)."""
+    assert shown(infer("torch.where(unknown_mask, torch.zeros(()), 0.0)")) == "?"
