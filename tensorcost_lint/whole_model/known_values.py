@@ -137,6 +137,12 @@ def _known_int_index(interp, node):
     return int_of(interp.run, fact) if type(fact) in (IntFact, DimFact) else None
 
 
+def _same_items(items) -> bool:
+    """Every item the same plain value (strings, numbers, None): what any valid index reads."""
+    first = items[0]
+    return type(first) in (StringFact, BoolFact, IntFact) and all(item == first for item in items[1:])
+
+
 def subscript(interp, node: cst.Subscript):
     """`seq[i]`, `layers[i]` with i a known int, `key[prefix_len:]` of a known string, and
     `mapping[key]`. Only names and attribute chains are read here (reading them twice records
@@ -157,6 +163,8 @@ def subscript(interp, node: cst.Subscript):
         if items is None:
             return UNHANDLED
         index = _known_int_index(interp, part.value)
+        if index is None and type(value) is SequenceFact and items and _same_items(items):
+            return items[0]  # `config.layer_types[i]` of a loop's unknown i: every item is the same string
         if index is None or not -len(items) <= index < len(items):
             return UNHANDLED
         return items[index]

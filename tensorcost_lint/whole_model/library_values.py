@@ -15,6 +15,9 @@ from .objects import NONE, BoolFact, ClassRef
 _MISSING = object()
 
 
+MAX_JSON_ITEMS = 4096  # a config list longer than this stays unknown (bounded work)
+
+
 def json_fact(name: str, value, sizes):
     """The fact of one config.json value; integers are dims of their field's name."""
     if value is None:
@@ -32,6 +35,8 @@ def json_fact(name: str, value, sizes):
     if type(value) is dict:
         return MappingFact(tuple((key, json_fact(key, item, {})) for key, item in value.items()
                                  if isinstance(key, str)))
+    if type(value) is list and len(value) <= MAX_JSON_ITEMS:  # `layer_types: ["full_attention", ...]`
+        return SequenceFact(tuple(json_fact(name, item, {}) for item in value))
     return None
 
 

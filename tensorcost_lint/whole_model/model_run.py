@@ -472,7 +472,10 @@ class ModelRun:
             result, entries = cached
             self.entries.extend(entries)
             return result
-        if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
+        # the same def under another closure is another function (`and_masks(and_masks(a, b), c)`
+        # runs one `and_mask` inside another), not a recursive call
+        running = (id(function.node), id(function.closure) if function.closure is not None else None)
+        if running in self.active or len(self.active) >= MAX_CALL_DEPTH:
             self.problems.append((function.node.name.value, "recursive call: not followed"))
             return None
         helper = function.bound is None and function.source is self.build_file
@@ -485,7 +488,7 @@ class ModelRun:
                 and _own_forward(self, bound, function):
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
-        self.active.append(id(function.node))
+        self.active.append(running)
         self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):

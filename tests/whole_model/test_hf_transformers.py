@@ -37,9 +37,6 @@ MODELS = {
     "qwen2": ("models/qwen2/modeling_qwen2.py", "Qwen2ForCausalLM",
               lambda: transformers.Qwen2Config(num_key_value_heads=2, **COMMON)),
 }
-# `using_eager = self.config._attn_implementation == "eager"` picks GPT-2's upcast path (torch.baddbmm):
-# the key is not in config.json, so `assume` names it
-ASSUME = {"gpt2-upcast": ", 'self.config._attn_implementation': eager"}
 
 
 def _reference(name: str, config) -> tuple[int, int, int]:
@@ -72,7 +69,7 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, name):
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
     models = "".join(
         f"  {mode}: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, dims_from: config.json, "
-        f"mode: {mode}, assume: {{'attention_mask is not None': false{ASSUME.get(name, '')}}}}}\n"
+        f"mode: {mode}, assume: {{'self.config._attn_implementation': eager}}}}\n"
         for mode in ("inference", "training"))
     (tmp_path / "tensorcost.yaml").write_text(
         f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\nmodels:\n{models}")
@@ -103,7 +100,7 @@ def test_layers_run_once_per_configured_layer(tmp_path, capsys):
     (tmp_path / "tensorcost.yaml").write_text(f"dims: {{batch: {BATCH}, seq: {SEQ}}}\n")
     argv = ["model", "--config", str(tmp_path / "tensorcost.yaml"), "--entry", entry, "--input",
             "input_ids=int64 batch seq", "--dims-from", str(tmp_path / "config.json"), "--assume",
-            "attention_mask is not None=false", "--format", "json"]
+            "self.config._attn_implementation=eager", "--format", "json"]
     assert main(argv) == 0
     sites = {(s["module"], s["expression"]): s for s in json.loads(capsys.readouterr().out)["models"][0]["sites"]}
     scores = sites[("model.layers.self_attn", "torch.matmul(query, key_states.transpose(2, 3))")]
