@@ -16,6 +16,9 @@ from .source_tree import SourceError, SourceTree
 from .totals import Totals, total
 
 
+MEMORY_PROBLEM = "retained bytes"
+
+
 @dataclass
 class ModelResult:
     entry: object  # ModelEntry
@@ -27,6 +30,11 @@ class ModelResult:
     root: Path
     files: list = field(default_factory=list)  # every file the run read (absolute): what its result depends on
     retention: Retention | None = None  # peak retained bytes, in total and per module
+
+    @property
+    def calls_not_costed(self) -> list:
+        """The problems that leave FLOPs out (a recursive call), not those of the memory figures."""
+        return [problem for problem in self.problems if problem[0] != MEMORY_PROBLEM]
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -73,9 +81,9 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
     except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped
         kept = Retention(None, {})
-        run.problems.append(("retained bytes", str(error)))
+        run.problems.append((MEMORY_PROBLEM, str(error)))
     if run.storage.failure is not None:
         kept = Retention(None, {})
-        run.problems.append(("retained bytes", f"not computed ({run.storage.failure})"))
+        run.problems.append((MEMORY_PROBLEM, f"not computed ({run.storage.failure})"))
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root,
                        sorted(str(path) for path in run.tree.files), kept)

@@ -13,7 +13,7 @@ from ..analysis.evaluator import Evaluator
 from ..analysis.calls import call_module, module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
-    TensorFact
+    TensorFact, merge_facts
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
@@ -553,11 +553,21 @@ class ModelFlow(FunctionFlow):
         else:
             then_entries, else_entries = [], []
             on_true, on_false = optional_values.narrowed(node.test, self.env)
+            owner = self.env.get("self")
+            owner = owner if type(owner) is SelfFact else None
+            before = dict(owner.attributes) if owner is not None else None
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, {**self.env, **on_true})
             then_raised = self.side_raised
+            then_attributes = None
+            if owner is not None:  # `self.x = ...` on each side: each side starts from what was before
+                then_attributes = dict(owner.attributes)
+                owner.attributes.clear()
+                owner.attributes.update(before)
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, {**self.env, **on_false})
+            if owner is not None:
+                _merge_attributes(self.run_, owner, then_attributes, " ".join(self.ctx.code(node.test).split()))
             if then_raised != self.side_raised:
                 # one side raises: a run that yields a result takes the other (`if x is None: raise`)
                 self.run_.entries.extend(else_entries if then_raised else then_entries)
@@ -665,6 +675,22 @@ def merge_sides(run, a: dict, b: dict, sizes, condition: str | None = None) -> d
         if key.startswith(GRAD_TAINT) and (a.get(key) is True or b.get(key) is True):
             merged[key] = True
     return merged
+
+
+def _merge_attributes(run, owner: SelfFact, then_attributes: dict, condition: str) -> None:
+    """`self.mlp = SparseMoe(c) if ... else MLP(c)` written as an undecided `if`: an attribute the two
+    sides set to different modules holds a ModuleChoice of both (each costed where it is called),
+    other differing values what both agree on — never the last side's value by fiat."""
+    else_attributes = owner.attributes
+    for name, value in then_attributes.items():
+        other = else_attributes.get(name, value)
+        if other is value:
+            else_attributes[name] = value
+            continue
+        picked = choices.module_choice([value, other], condition)
+        if picked is None:
+            picked = merge_facts(value, other, run.sizes) or optional_values.join_optional(value, other)
+        else_attributes[name] = picked
 
 
 def _callable_value(value) -> bool:

@@ -69,6 +69,10 @@ def model_json(result, hardware_id: str) -> dict:
         },
         "undecided": list(result.undecided),
         "unresolved_sites": sum(1 for row in rows if not row["resolved"]),
+        # Contract 7a: the total is the runtime count exactly when nothing was left out and no
+        # undecided condition moves it (`flops_range` of one value)
+        "complete": not any(not row["resolved"] for row in rows) and not result.not_followed
+        and not result.calls_not_costed and part.total(0) == part.total(1),
         # an addition to Contract 7: the module tree, each with its inclusive FLOPs and retained bytes
         "modules": module_rows(result, rows),
         "sites": rows,
@@ -103,6 +107,16 @@ def module_rows(result, rows) -> list[dict]:
              "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
 
 
+def _completeness(data: dict, result) -> str:
+    """`(complete)`, or `(partial: N unresolved, M not followed)` with what moves the total."""
+    if data["complete"]:
+        return "(complete)"
+    parts = [f"{data['unresolved_sites']} unresolved", f"{len(data['not_followed']) + len(result.calls_not_costed)} not followed"]
+    if data["totals"]["flops_range"][0] != data["totals"]["flops_range"][1]:
+        parts.append("undecided conditions move it")
+    return f"(partial: {', '.join(parts)})"
+
+
 def _or_dash(value) -> str:
     return "-" if value is None else str(value)
 
@@ -125,7 +139,7 @@ def model_text(result, hardware_id: str) -> str:
                      f"  {row[4]:>{widths[4]}}")
     bound = totals["lower_bound_seconds"]
     bound_text = "-" if bound is None else round_fixed(Decimal(repr(bound)) * 10**6, 3) + " us"
-    lines.append(f"totals: flops={totals['flops']} forward_flops={totals['forward_flops']} "
+    lines.append(f"totals {_completeness(data, result)}: flops={totals['flops']} forward_flops={totals['forward_flops']} "
                  f"backward_flops={totals['backward_flops']} flops_range=[{totals['flops_range'][0]}, "
                  f"{totals['flops_range'][1]}] traffic_bytes={totals['traffic_bytes']} "
                  f"peak_retained_bytes={_or_dash(totals['peak_retained_bytes'])} "

@@ -74,7 +74,8 @@ def test_text_tree_names_modules_executions_and_totals(tmp_path, capsys, monkeyp
         ["2", "Linear", "3", "3072", "384"],
         ["small", "Linear", "1", "0", "256"],
     ]
-    assert lines[10].startswith("totals: flops=8704 forward_flops=8704 backward_flops=0 "
+    assert lines[10].startswith("totals (partial: 0 unresolved, 0 not followed, undecided conditions move it): "
+                                "flops=8704 forward_flops=8704 backward_flops=0 "
                                 "flops_range=[7168, 8704] traffic_bytes=")
     assert lines[11:13] == ["undecided: self.gate", "unresolved sites: 0"]
 

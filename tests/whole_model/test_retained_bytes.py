@@ -151,5 +151,5 @@ def test_a_failure_of_memory_tracking_leaves_the_flops_and_says_why(tmp_path, ca
     assert main(["model", "--config", str(config), "--entry", entry, "--input", "idx=int64 B T",
                  "--assume", "self.flash=false"]) == 0
     out = capsys.readouterr().out
-    assert "totals: flops=1716864 " in out and " peak_retained_bytes=- " in out
+    assert "totals (complete): flops=1716864 " in out and " peak_retained_bytes=- " in out
     assert "  not followed: retained bytes: not computed (internal error: ValueError: boom)" in out
