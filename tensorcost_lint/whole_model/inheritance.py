@@ -14,7 +14,6 @@ import libcst as cst
 from ..analysis.imports import ast_dotted_name, dotted_name
 
 MAX_BASES = 32
-CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
 
 
 def last_method(cls: cst.ClassDef, name: str):
@@ -39,17 +38,17 @@ def _chain(run, source, name: str) -> list:
     return chain
 
 
-def container_kind(run, source, cls: cst.ClassDef) -> str | None:
-    """`Sequential`, `ModuleList` or `ModuleDict` when the class (or a base of the tree) derives from
-    that torch container: `super().__init__(*layers)` fills it and, without a `forward` of the
-    tree, `nn.Sequential.forward` runs its items."""
+def torch_base(run, source, cls: cst.ClassDef) -> str | None:
+    """The torch module (`torch.nn.Sequential`, `torch.nn.Embedding`, ...) the class or a base of
+    the tree derives from, other than `nn.Module` itself: `super().__init__(...)` builds it and
+    `super().forward(x)` (or a call, with no `forward` of the tree) runs it."""
     chain = _chain(run, source, cls.name.value)
     bases = [(home, ast_dotted_name(base)) for home, node in chain for base in node.bases] if chain \
         else [(source, dotted_name(base.value)) for base in cls.bases]  # a class defined in a block
     for home, dotted in bases:
         name = (home.ctx.settings.imports.resolve_text(dotted) if dotted else None) or ""
-        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in CONTAINERS:
-            return name.rsplit(".", 1)[-1]
+        if name.startswith("torch.nn.") and name not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return name
     return None
 
 

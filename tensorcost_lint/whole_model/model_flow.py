@@ -229,6 +229,30 @@ class ModelEvaluator(Evaluator):
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         return super().attribute_of(receiver, name)
 
+    def torch_module(self, name: str, args):
+        """`torch.nn.X(...)` built from its arguments: a parameter, a container, a layer with its
+        parameters; UNHANDLED for what the transfer tables build."""
+        run = self.run
+        last = name.rsplit(".", 1)[-1]
+        if last in ("Parameter", "Buffer"):
+            fact = self.eval(args.get(0, "data"))
+            if last == "Parameter" and type(fact) is TensorFact:
+                run.mark(fact)
+                run.storage.mark_parameter(fact)
+            return fact
+        built = run.build_container(self, last, args)
+        if built is not UNHANDLED:
+            return built
+        if library_layers.has_parameters(name, args):
+            return run.parametrised(module_constructor(self, name, args))
+        return UNHANDLED
+
+    def torch_layer(self, name: str, args):
+        """The module `torch.nn.X(...)` builds, whatever reads it (the transfer tables build linear,
+        convolution and shape-preserving layers); None when not modelled."""
+        built = self.torch_module(name, args)
+        return module_constructor(self, name, args) if built is UNHANDLED else built
+
     # -- calls of the tree's code ------------------------------------------------------------------
     def call_code(self, node: cst.Call, args, name):
         run = self.run
@@ -246,19 +270,7 @@ class ModelEvaluator(Evaluator):
         if handled is not UNHANDLED:
             return handled
         if name is not None and name.startswith("torch.nn."):
-            last = name.rsplit(".", 1)[-1]
-            if last in ("Parameter", "Buffer"):
-                fact = self.eval(args.get(0, "data"))
-                if last == "Parameter" and type(fact) is TensorFact:
-                    run.mark(fact)
-                    run.storage.mark_parameter(fact)
-                return fact
-            built = run.build_container(self, last, args)
-            if built is not UNHANDLED:
-                return built
-            if library_layers.has_parameters(name, args):
-                return run.parametrised(module_constructor(self, name, args))
-            return UNHANDLED
+            return self.torch_module(name, args)
         func = node.func
         built_in = expressions.builtin_call(self, node, args)
         if built_in is not UNHANDLED:
@@ -281,7 +293,7 @@ class ModelEvaluator(Evaluator):
             if type(method) is FunctionRef:
                 return run.call_function(self, node, method, args)
             if method is None and type(receiver) is SuperRef:
-                return run.container_super_call(self, node, receiver, func.attr.value, args)
+                return run.torch_super_call(self, node, receiver, func.attr.value, args)
             return UNHANDLED
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)

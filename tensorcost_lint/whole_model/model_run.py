@@ -22,7 +22,7 @@ from ..analysis.interpreter import UNHANDLED
 from . import call_binding, choices, library_layers, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
-from .inheritance import container_kind, find_method, owner_of
+from .inheritance import find_method, owner_of, torch_base
 from .library_objects import MappingFact
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
@@ -223,6 +223,8 @@ class ModelRun:
                 contents = instance.contents if instance is not None else None
                 # `class Stage(nn.Sequential)`: its layers are `stage.0`, ... as torch names them
                 children = list(value.attributes.items()) + _container_children(contents)
+                if type(contents) in (ModuleFact, Embedding):  # `class Proj(nn.Linear)`: the layer is the object
+                    self.paths.setdefault(id(contents), path)
             for name, child in children:
                 pending.append((child, ".".join(p for p in (path, str(name)) if p)))
 
@@ -368,10 +370,10 @@ class ModelRun:
                 if forward is not None:
                     return self._invoke(forward, [fact], {}, node)
                 contents = self.instance(module).contents
-                if type(contents) is Sequential:  # a Sequential subclass inside a Sequential
-                    self.visit(module)
-                    return self.call_sequential(interp, node, contents, carried)
-                return None
+                if contents is None or type(contents) is SelfFact:
+                    return None
+                self.visit(module)  # a subclass of a torch module with no forward: torch's runs
+                return self.apply_module(interp, node, contents, fact)
             if type(module) is ModuleFact and module.kind == "preserve":
                 self.visit(module)
                 if type(fact) is not TensorFact:
@@ -391,13 +393,16 @@ class ModelRun:
     def call_instance(self, interp, node, self_fact, args):
         # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
         forward = self.method_of(self_fact, "forward") or self.method_of(self_fact, "__call__")
-        if forward is None:  # `class Stage(nn.Sequential)` with no forward: nn.Sequential's runs
+        if forward is None:  # `class Stage(nn.Sequential)` with no forward: torch's forward runs
             contents = self.instance(self_fact).contents
             if type(contents) is Sequential:
                 self.visit(self_fact)
                 return self.call_sequential(interp, node, contents, args)
-            call_binding.evaluate_arguments(interp, args)
-            return None
+            positional, keywords = call_binding.evaluate_arguments(interp, args)
+            if contents is None or type(contents) is SelfFact or len(positional) != 1 or keywords:
+                return None
+            self.visit(self_fact)
+            return self.apply_module(interp, node, contents, positional[0])
         unknown_with_grad: set = set()
         positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
         if checkpointed_layer(self, self_fact):
@@ -412,25 +417,34 @@ class ModelRun:
     def call_torch_function(self, interp, node, function, args):
         return call_binding.call_torch_function(interp, node, function.name, args)
 
-    def container_super_call(self, interp, node, super_ref, name: str, args):
-        """`super().__init__(*layers)` / `super().forward(x)` in a subclass of a torch container
-        whose bases in the tree define neither: torch's container fills itself, and
-        `nn.Sequential.forward` runs the items in turn."""
+    def torch_super_call(self, interp, node, super_ref, name: str, args):
+        """`super().__init__(...)` / `super().forward(x)` in a subclass of a torch module whose bases
+        in the tree define neither: torch's module is built from the arguments (a container fills
+        itself), and its forward runs (`nn.Sequential.forward` runs the items in turn; a scaled
+        `nn.Embedding` subclass looks up its rows)."""
         instance = self.instance(super_ref.self_fact)
-        kind = container_kind(self, instance.source, instance.cls) if instance is not None else None
-        if kind is None:
+        base = torch_base(self, instance.source, instance.cls) if instance is not None else None
+        if base is None:
             return UNHANDLED
         if name == "__init__":
-            built = self.build_container(interp, kind, args)
+            built = interp.torch_layer(base, args)
             if type(built) is python_values.GrowingList:
                 built = built.as_module_list()
-            instance.contents = built if built is not UNHANDLED else None
+            instance.contents = built
             return NONE
         if name == "forward" and type(instance.contents) is Sequential:
             return self.call_sequential(interp, node, instance.contents, args)
+        if name == "forward" and instance.contents is not None and len(args.positional) == 1 and not args.keywords:
+            return self.apply_module(interp, node, instance.contents, interp.eval(args.positional[0]))
         return UNHANDLED
 
     def construct(self, interp, node, class_ref, args):
+        if find_method(self, class_ref.source, class_ref.node, "__init__") is None:
+            base = torch_base(self, class_ref.source, class_ref.node)
+            if base is not None:  # `class Proj(nn.Linear): ...` with no __init__: torch's builds it
+                self_fact = self.build(class_ref.source, class_ref.node, [], {}, read_missing_as_dims=False)
+                self.instance(self_fact).contents = interp.torch_layer(base, args)
+                return self_fact
         positional, keywords = self._evaluate_args(interp, args)
         record = construct_record(self, interp, class_ref, positional, keywords)
         if record is not None:

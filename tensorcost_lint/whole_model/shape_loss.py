@@ -52,8 +52,11 @@ class ShapeLoss:
             return
         lost = self.of(fact) or self.frames[-1]
         if lost is None:
+            line = _line(ctx, node)
+            if line is None:  # a name the run made up to pass a value: the real expression around it says
+                return
             reason = (why(node) if why is not None else None) or _reason(node)
-            lost = LostAt(ctx.settings.path, ctx.position(node)[0], short_expression(ctx, node), reason)
+            lost = LostAt(ctx.settings.path, line, short_expression(ctx, node), reason)
         self.tags.setdefault(id(fact), (fact, lost))
         if len(self.frames) >= 2 and self.frames[-2] is None:
             self.frames[-2] = lost
@@ -83,6 +86,13 @@ class ShapeLoss:
             if lost is not None:
                 return lost
         return self.frames[-1] if self.frames else None
+
+
+def _line(ctx, node) -> int | None:
+    try:
+        return ctx.position(node)[0]
+    except KeyError:  # not in the parsed source
+        return None
 
 
 def lost_shape(fact) -> bool:

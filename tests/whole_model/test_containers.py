@@ -51,3 +51,19 @@ def test_a_module_chosen_by_an_undecided_constructor_branch_is_a_choice_not_the_
     narrow, wide = 4 * 2 * 2 * BATCH * STEPS * 16 * 16, 4 * 2 * 2 * BATCH * STEPS * 16 * 64
     assert (low, high) == (narrow, wide) and low < expected < high
     assert record["complete"] is False and record["undecided"] == ["index % 2 == 1"]
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_subclasses_of_torch_layers_run_torch_forward(tmp_path, capsys, mode):
+    """`super().forward(ids)` of an nn.Embedding subclass looks up rows; an nn.Linear subclass with no
+    body of its own is built and run as nn.Linear."""
+    from tests.whole_model.fixtures.containers.torch_subclasses import TinyLM
+
+    model = TinyLM()
+    ids = torch.zeros(BATCH, STEPS, dtype=torch.long)
+    expected = counted_flops(model, ids, training=mode == "training")
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS},
+                          "tests/whole_model/fixtures/containers/torch_subclasses.py:TinyLM.forward",
+                          {"input_ids": "int64 B T"}, mode)
+    assert record["totals"]["flops"] == expected and record["complete"] is True
+    assert {site["module"] for site in record["sites"]} == {"proj", "head"}
