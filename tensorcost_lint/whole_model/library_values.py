@@ -11,6 +11,7 @@ from shape_annotations import Const, Sym
 from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import IntFact, MappingFact, RecordFact
 from .objects import NONE, BoolFact, ClassRef
+from .torch_values import TRACING_TYPES
 
 _MISSING = object()
 
@@ -173,6 +174,8 @@ def isinstance_decision(interp, args):
     if type(value) is TensorFact:
         if any(n in _TENSOR_TYPES for n in names):
             return True
+        if all(n in TRACING_TYPES for n in names):
+            return False  # an eager tensor is no tracing proxy (`isinstance(x, torch.fx.Proxy)`)
         return False if all(n in ("int", "float", "bool", "str", "tuple", "list", "dict") for n in names) else None
     if type(value) is IntFact:
         return True if "int" in names else (False if all(n in _TENSOR_TYPES for n in names) else None)

@@ -262,6 +262,8 @@ class ModelEvaluator(Evaluator):
             return torch_values.tensor_from_data(self, args)
         if name in torch_values.LIMITS_FUNCTIONS:
             return torch_values.numeric_limits(self, args)
+        if name in torch_values.EAGER_CHECKS:
+            return torch_values.eager_check(self, args)
         handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
             handled = known_builtins.partial(self, args)

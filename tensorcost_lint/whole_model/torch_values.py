@@ -19,8 +19,27 @@ class NumericLimits:
 
 NUMERIC_LIMITS = NumericLimits()
 LIMITS_FUNCTIONS = frozenset({"torch.finfo", "torch.iinfo"})
+# The run models eager execution, the one FlopCounterMode counts: no compiler, exporter, tracer or
+# graph capture is active, so torch's own checks for them are false (transformers' `is_tracing`,
+# `is_torchdynamo_compiling`, a model's `if torch.jit.is_scripting():`).
+EAGER_CHECKS = frozenset({
+    "torch.compiler.is_compiling", "torch.compiler.is_exporting", "torch.compiler.is_dynamo_compiling",
+    "torch._dynamo.is_compiling", "torch._dynamo.external_utils.is_compiling", "torch.jit.is_tracing",
+    "torch.jit.is_scripting", "torch._C._get_tracing_state", "torch.cuda.is_current_stream_capturing",
+    "torch.xpu.is_current_stream_capturing", "torch.fx._symbolic_trace.is_fx_tracing",
+    "torch._utils.is_compiling", "torch.onnx.is_in_onnx_export",
+})
+# Tensor subclasses and wrappers that only tracing makes: an eager tensor is none of them.
+TRACING_TYPES = frozenset({"torch.fx.Proxy", "torch._subclasses.FakeTensor", "torch._subclasses.fake_tensor.FakeTensor",
+                           "torch.fx.proxy.Proxy"})
 TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
+
+
+def eager_check(interp, args):
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return BoolFact(False)
 
 
 def numeric_limits(interp, args):
