@@ -72,8 +72,13 @@ def storage_views() -> list[str]:
 
 
 def known_python_builtins() -> list[str]:
-    """known_builtins._BUILTINS: Python builtins evaluated over values the whole-model run knows."""
-    return [_names(known_builtins._BUILTINS)]
+    """known_builtins._BUILTINS and python_values._BUILTINS: Python builtins the whole-model run
+    evaluates (expressions.builtin_call handles a few more by name: `getattr`, `hasattr`, `super`,
+    `slice`, and `len`/`int`/`tuple`/`isinstance` of library values)."""
+    return [f"- over known values (whole_model/known_builtins.py): {_names(known_builtins._BUILTINS)}",
+            f"- over modules and sequences (whole_model/python_values.py): {_names(python_values._BUILTINS)}",
+            "- read by name in whole_model/expressions.py: `getattr`, `hasattr`, `super`, `slice`, and "
+            "`len`, `int`, `tuple`, `isinstance` of library values"]
 
 
 _NOT_COVERED = """\

@@ -85,3 +85,15 @@ def module_rows(result, rows) -> list[dict]:
     paths = sorted(set(result.classes) | set(result.totals.visits), key=lambda p: (p.split(".") if p else []))
     return [{"path": path, "class": result.classes.get(path, ""), "executions": result.totals.visits.get(path),
              "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
+
+
+def model_document(results, hardware_id: str) -> dict:
+    """`tensorcost model --format json`: Contract 7's document over every model run
+    (docs/schemas/model-report.schema.json)."""
+    models = []
+    for result in results:
+        model = model_json(result, hardware_id)
+        for site in model["sites"]:
+            site.pop("alternative", None)  # the text report's, not the contract's
+        models.append(model)
+    return {"version": 1, "models": models}
