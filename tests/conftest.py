@@ -28,3 +28,22 @@ def assert_one_line_error(result, *fragments: str) -> None:
     assert "Traceback" not in result.stderr
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.fixture(autouse=True)
+def _json_output_matches_its_schema(monkeypatch):
+    """Every `check --format json` and `model --format json` document a test makes in this process is
+    validated against docs/schemas/ as it is made: a field that changes type or goes missing fails
+    the test that produced it."""
+    try:
+        import jsonschema  # noqa: F401 - the test extra; without it the schemas go unchecked
+    except ImportError:
+        yield
+        return
+    from tensorcost_lint.cli import model_command
+    from tensorcost_lint.formats import json_report
+    from tests.docs.json_schemas import CHECK_SCHEMA, MODEL_SCHEMA, validating
+
+    monkeypatch.setattr(json_report, "report_data", validating(json_report.report_data, CHECK_SCHEMA))
+    monkeypatch.setattr(model_command, "model_document", validating(model_command.model_document, MODEL_SCHEMA))
+    yield

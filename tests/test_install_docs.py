@@ -16,7 +16,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 DISTRIBUTION = "tensorcost-lint"
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _project():

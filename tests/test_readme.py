@@ -51,3 +51,19 @@ def test_sample_output_is_what_the_tool_prints():
     for line in findings:
         assert line in printed, f"README sample line not printed by the tool:\n{line}"
     assert printed[-len(tail):] == tail
+
+
+def test_readme_is_a_short_landing_page():
+    assert len(README.encode("utf-8")) <= 12 * 1024
+
+
+def test_every_relative_link_in_the_readme_leads_to_a_file():
+    import re
+
+    links = re.findall(r"\]\(([^)\s]+)\)", README)
+    relative = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert relative, "README links its docs pages"
+    for link in relative:
+        target = link.split("#", 1)[0]
+        assert target and (README_PATH.parent / target).exists(), f"README links to {link}, which does not exist"
+    assert "DESIGN.md" not in README  # it does not ship: the public contract is docs/contract.md

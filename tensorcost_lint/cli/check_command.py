@@ -50,7 +50,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--per-file-ignores", action="append", default=[], metavar="GLOB:CODES",
                         help="disable codes for files matching GLOB (relative to the working directory; repeatable)")
     parser.add_argument("--extend-exclude", metavar="GLOBS", help="comma-separated globs not to walk into, on top of `exclude`")
-    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="report format: lines, JSON (Contract 6), SARIF 2.1.0, GitHub annotations, or the "
+                             "pull-request table (markdown, with --baseline)")
     parser.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("--statistics", action="store_true", help="count findings per code and call sites resolved")

@@ -17,7 +17,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("plan", metavar="PLAN.yaml", help="plan file (Contract 4)")
     parser.add_argument("--evidence", action="append", default=[], metavar="FILE",
                         help="extra hardware-evidence YAML a plan may name by id (repeatable)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="key=value lines (Contract 4) or JSON")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
 
 

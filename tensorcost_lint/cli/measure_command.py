@@ -34,7 +34,8 @@ def add_arguments(parser) -> None:
                         help="skip sites predicted to take longer, all runs together (default: 10)")
     parser.add_argument("--memory-cap", metavar="BYTES",
                         help="skip sites whose synthetic data needs more (default: 25%% of free memory)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="a table, or JSON rows (what `report --measurements` reads)")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 

@@ -11,7 +11,8 @@ from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entr
     read_config_json
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..whole_model.analyse import analyse_model
-from ..whole_model.report import model_json, model_text
+from ..whole_model.report import model_document
+from ..whole_model.report_text import model_text
 from ..whole_model.source_tree import SourceError
 from .output import write_output
 
@@ -27,7 +28,8 @@ def add_arguments(parser) -> None:
                         help="a value for a condition the code cannot decide, e.g. self.flash=false (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: discovered from the current directory)")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="declare a dim size")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="a module tree with totals, or JSON (Contract 7)")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
 
 
@@ -81,8 +83,7 @@ def run(args) -> int:
         entries = [configured[name] for name in args.names] if args.names else list(configured.values())
     results = analyse_entries(entries, config)
     if args.format == "json":
-        text = json.dumps({"version": 1, "models": [_public(model_json(r, config.hardware_id)) for r in results]},
-                          indent=2)
+        text = json.dumps(model_document(results, config.hardware_id), indent=2)
     else:
         text = "\n\n".join(model_text(r, config.hardware_id) for r in results)
     write_output(text + "\n", args.output)
@@ -105,8 +106,3 @@ def analyse_entries(entries, config) -> list:
                               f"internal error while analysing: {type(error).__name__}: {error}") from None
     return results
 
-
-def _public(model: dict) -> dict:
-    for site in model["sites"]:
-        site.pop("alternative", None)
-    return model

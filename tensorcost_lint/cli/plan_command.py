@@ -27,7 +27,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--dim", action="append", default=[], metavar="LETTER=SIZE",
                         help="bind an index letter to a size (repeatable; instead of --shapes)")
     parser.add_argument("--dtype", default="float32", help="element dtype for byte counts (default float32)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="a table of orders, or JSON (Contract 5)")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument("--memory-limit", metavar="N",
                         help="largest intermediate allowed: elements, or bytes with a unit (256MiB)")

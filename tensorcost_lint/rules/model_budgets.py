@@ -66,7 +66,7 @@ class ModelBudget(Rule):
     )
     options = ("`models.<name>.budgets.flops`, `.retained_bytes` (bytes), `.latency_seconds`; each null (the default) "
                "is off. `hardware` and `evidence` set the bound")
-    references = ("[Contract 7: whole models](../../README.md#whole-models-tensorcost-model)",)
+    references = ("[Contract 7: whole models](../whole-models/index.md)",)
     valid = (Example(_MODEL, _model_config({"flops": 80 * 10**9, "latency_seconds": 0.01})),)
     invalid = (
         Example(_MODEL, _model_config({"flops": 20 * 10**9})),

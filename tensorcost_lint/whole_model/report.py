@@ -1,12 +1,8 @@
-"""A whole-model result as Contract 7 JSON, or as text: a module tree like FlopCounterMode's table
-(module path, class, executions, FLOPs, bytes, bound), then totals and unresolved sites."""
+"""A whole-model result as Contract 7 JSON (its text form, for people, is report_text.py)."""
 
 from __future__ import annotations
 
 import os
-from decimal import Decimal
-
-from estimator.units import round_fixed
 
 
 def _relative(path: str, root) -> str:
@@ -107,53 +103,13 @@ def module_rows(result, rows) -> list[dict]:
              "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
 
 
-def _completeness(data: dict, result) -> str:
-    """`(complete)`, or `(partial: N unresolved, M not followed)` with what moves the total."""
-    if data["complete"]:
-        return "(complete)"
-    parts = [f"{data['unresolved_sites']} unresolved", f"{len(data['not_followed']) + len(result.calls_not_costed)} not followed"]
-    if data["totals"]["flops_range"][0] != data["totals"]["flops_range"][1]:
-        parts.append("undecided conditions move it")
-    return f"(partial: {', '.join(parts)})"
-
-
-def _or_dash(value) -> str:
-    return "-" if value is None else str(value)
-
-
-def model_text(result, hardware_id: str) -> str:
-    data = model_json(result, hardware_id)
-    totals, rows = data["totals"], data["sites"]
-    lines = [f"model {data['name']} ({data['mode']}) {data['entry']} on {hardware_id}"]
-    table = [("module", "class", "executions", "FLOPs", "retained_bytes")]
-    for module in data["modules"]:
-        path = module["path"]
-        indent = "  " * (path.count(".") + (1 if path else 0))
-        executions = result.totals.visits.get(path, "-")
-        table.append((indent + (path.rsplit(".", 1)[-1] if path else "(root)"), module["class"],
-                      "-" if executions is None else str(executions), str(module["flops"]),
-                      str(module["retained_bytes"])))
-    widths = [max(len(r[i]) for r in table) for i in range(5)]
-    for row in table:
-        lines.append(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]:>{widths[3]}}"
-                     f"  {row[4]:>{widths[4]}}")
-    bound = totals["lower_bound_seconds"]
-    bound_text = "-" if bound is None else round_fixed(Decimal(repr(bound)) * 10**6, 3) + " us"
-    lines.append(f"totals {_completeness(data, result)}: flops={totals['flops']} forward_flops={totals['forward_flops']} "
-                 f"backward_flops={totals['backward_flops']} flops_range=[{totals['flops_range'][0]}, "
-                 f"{totals['flops_range'][1]}] traffic_bytes={totals['traffic_bytes']} "
-                 f"peak_retained_bytes={_or_dash(totals['peak_retained_bytes'])} "
-                 f"lower_bound={bound_text}")
-    if data["undecided"]:
-        lines.append("undecided: " + "; ".join(data["undecided"]))
-    lines.append(f"unresolved sites: {data['unresolved_sites']}")
-    for row in rows:
-        if not row["resolved"]:
-            lines.append(f"  {row['path']}:{row['line']}:{row['column']}: {row['expression']}: {row['reason']}")
-    if data["not_followed"]:
-        lines.append(f"calls not followed (their cost is unknown): {len(data['not_followed'])}")
-        for call in data["not_followed"]:
-            lines.append(f"  {call['path']}:{call['line']}:{call['column']}: {call['expression']}: {call['reason']}")
-    for what, reason in result.problems:
-        lines.append(f"  not followed: {what}: {reason}")
-    return "\n".join(lines)
+def model_document(results, hardware_id: str) -> dict:
+    """`tensorcost model --format json`: Contract 7's document over every model run
+    (docs/schemas/model-report.schema.json)."""
+    models = []
+    for result in results:
+        model = model_json(result, hardware_id)
+        for site in model["sites"]:
+            site.pop("alternative", None)  # the text report's, not the contract's
+        models.append(model)
+    return {"version": 1, "models": models}

@@ -55,6 +55,9 @@ class Totals:
     rows: list = field(default_factory=list)
     part: Part = field(default_factory=Part)
     visits: dict = field(default_factory=dict)  # module path -> executions of its forward (None: unknown)
+    # undecided condition -> FLOPs between its dearest and cheapest sides, over every place it decides a
+    # Choice (the text report lists the conditions that matter most first)
+    at_stake: dict = field(default_factory=dict)
 
 
 def _checked(value: int, what: str) -> int:
@@ -148,6 +151,7 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             result.visits = _most_visits(visits)  # one side runs: a module shared by the sides runs once
             low = min(sides, key=lambda p: p.total(0))
             high = max(sides, key=lambda p: p.total(1))
+            result.at_stake[entry.condition] = result.at_stake.get(entry.condition, 0) + high.total(1) - low.total(0)
             for side, (start, end) in zip(sides, spans):
                 if side is not high:
                     for row in result.rows[start:end]:

@@ -74,10 +74,12 @@ def test_text_tree_names_modules_executions_and_totals(tmp_path, capsys, monkeyp
         ["2", "Linear", "3", "3072", "384"],
         ["small", "Linear", "1", "0", "256"],
     ]
-    assert lines[10].startswith("totals (partial: 0 unresolved, 0 not followed, undecided conditions move it): "
+    assert lines[10].startswith("totals (partial: 0 unresolved, 0 not followed): "
                                 "flops=8704 forward_flops=8704 backward_flops=0 "
                                 "flops_range=[7168, 8704] traffic_bytes=")
-    assert lines[11:13] == ["undecided: self.gate", "unresolved sites: 0"]
+    assert lines[11:14] == ["undecided: 1 (each side costed; `assume` decides one)",
+                            "  self.gate: 1536 FLOPs between its sides",  # 8704 - 7168
+                            "unresolved sites: 0"]
 
 
 def test_unknown_stays_unknown(tmp_path, capsys, monkeypatch):
