@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, floordiv_dims, simplify_dim
 
 from . import shape_ops
 from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -30,10 +30,32 @@ def _slice_dim(interp, dim, node: cst.Slice):
         length = _bounded_slice(interp, dim, node)
         if length is not None:
             return length
+    elif node.upper is None:
+        length = _strided_slice(interp, dim, node)
+        if length is not None:
+            return length
     for part in (node.lower, node.upper, node.step):
         if part is not None:
             interp.eval(part)
     return Unknown("slice")
+
+
+def _strided_slice(interp, dim, node: cst.Slice):
+    """`start::step` with literal start >= 0 and step >= 1 (rotate_half's `x[..., 0::2]`, `1::2`):
+    len(range(start, d, step)) = (d - start + step - 1) // step, read only where d >= start (from
+    the declared sizes, or start 0)."""
+    start = 0 if node.lower is None else int_value(node.lower)
+    step = int_value(node.step)
+    if start is None or step is None or start < 0 or step < 1:
+        return None
+    if start > 0:
+        try:
+            size = evaluate_dim(dim, interp.ctx.settings.sizes)
+        except ShapeError:
+            return None
+        if size is None or size < start:
+            return None
+    return floordiv_dims(simplify_dim(BinOp("+", dim, Const(step - 1 - start))), Const(step))
 
 
 def _bounded_slice(interp, dim, node: cst.Slice):

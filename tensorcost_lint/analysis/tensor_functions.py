@@ -273,7 +273,7 @@ FUNCTIONS = {
     "torch.unsqueeze": as_method("unsqueeze"), "torch.squeeze": as_method("squeeze"),
     "torch.flatten": as_method("flatten"), "torch.split": as_method("split"), "torch.chunk": as_method("chunk"),
     "torch.unbind": as_method("unbind"),
-    "torch.broadcast_to": as_method("broadcast_to"),
+    "torch.broadcast_to": as_method("broadcast_to"), "torch.repeat_interleave": as_method("repeat_interleave"),
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),
     "torch.nn.functional.embedding": _embedding,

@@ -117,6 +117,27 @@ def _repeat(interp, receiver, args):
     return receiver.with_shape(shape_ops.repeat(receiver.shape, dims))
 
 
+def _repeat_interleave(interp, receiver, args):
+    """`x.repeat_interleave(r, dim=d)`: dim d r times longer; with no dim, the flattened tensor r
+    times longer. A tensor of per-element repeats gives a length only its values know: unknown."""
+    repeats_node, dim_node = args.get(0, "repeats"), args.get(1, "dim")
+    repeats = interp.eval(repeats_node) if repeats_node is not None else None
+    for name, value in args.keywords.items():
+        if name not in ("repeats", "dim"):
+            interp.eval(value)
+    dim = None if dim_node is None else int_value(dim_node)
+    if receiver.shape is None or type(repeats) is not DimFact or (dim_node is not None and dim is None):
+        return receiver.with_shape(None)
+    if dim is None:
+        return receiver.with_shape((shape_ops.mul_dims(shape_ops.product(receiver.shape), repeats.dim),))
+    axis = shape_ops.axis(dim, len(receiver.shape))
+    if axis is None:
+        return receiver.with_shape(None)
+    shape = list(receiver.shape)
+    shape[axis] = shape_ops.mul_dims(shape[axis], repeats.dim)
+    return receiver.with_shape(tuple(shape))
+
+
 def _split(interp, receiver, args):
     size_node, dim_node = args.get(0, "split_size_or_sections") or args.get(0, "split_size"), args.get(1, "dim")
     dim = 0 if dim_node is None else int_value(dim_node)
@@ -274,7 +295,7 @@ METHODS = {
     "view": _view, "reshape": _view,
     "view_as": _like, "reshape_as": _like, "expand_as": _like,
     "unsqueeze": _unsqueeze, "squeeze": _squeeze,
-    "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat,
+    "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat, "repeat_interleave": _repeat_interleave,
     "split": _split, "chunk": _chunk, "unbind": _unbind,
     "size": size,
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,

@@ -77,7 +77,7 @@ METHOD_ROWS = {
     "view_as": ("x[0].view_as(n)", "s d"), "reshape_as": ("x.reshape_as(m)", "s s"), "expand_as": ("m[0].expand_as(x)", "b s d"),
     "unsqueeze": ("x.unsqueeze(1)", "b 1 s d"), "squeeze": ("x.unsqueeze(0).squeeze(0)", "b s d"),
     "expand": ("x[0].expand(b, -1, -1)", "b s d"), "broadcast_to": ("x[0].broadcast_to(b, s, d)", "b s d"),
-    "repeat": ("x.repeat(1, 2, 1)", "b 2*s d"),
+    "repeat": ("x.repeat(1, 2, 1)", "b 2*s d"), "repeat_interleave": ("x[..., : x.shape[-1] // 2].repeat_interleave(2, dim=-1)", "b s 2*(d//2)"),
     "split": ("x.split(2, dim=-1)", ("b s 2", "b s 2")), "chunk": ("x.chunk(2, -1)", ("b s d//2", "b s d//2")),
     "unbind": ("x.reshape(b, s, 2, -1).unbind(2)", ("b s d//2", "b s d//2")),
     "size": ("x.size(-1)", "int:d"), "to": ("x.to(torch.float16)", "b s d", "float16"),
@@ -128,6 +128,7 @@ FUNCTION_ROWS = {
     "torch.unbind": ("torch.unbind(x[:, :3], 1)", ("b d", "b d", "b d")),
     "torch.nn.functional.embedding": ("F.embedding(x.long()[:, :, 0], x[0])", "b s d"),
     "torch.broadcast_to": ("torch.broadcast_to(x[0], (b, s, d))", "b s d"),
+    "torch.repeat_interleave": ("torch.repeat_interleave(x, 3)", "3*(b*s*d)"),
     "torch.sum": ("torch.sum(x, 0)", "s d"), "torch.mean": ("torch.mean(x, -1, keepdim=True)", "b s 1"),
     "torch.amax": ("torch.amax(x, (1, 2))", "b"), "torch.logsumexp": ("torch.logsumexp(x, 1)", "b d"),
     "torch.gather": ("torch.gather(x, dim=1, index=x.long()[:, :2])", "b 2 d"),
@@ -214,6 +215,8 @@ ADVANCED_INDEX_ROWS = {
     "x[i]": "p q s d", "x[:, i]": "b p q d", "x[i, i]": "p q d", "x[i, :, i]": "p q s",
     "x[0, :, i]": "s p q",  # torch applies the int first (a select); numpy would put p q first
     "x[1, i]": "p q d", "n[i, 0]": "p q",
+    # strided slices: len(range(start, d, step)), read where d >= start (d is 4 here)
+    "x[..., 0::2]": "b s (d+1)//2", "x[..., 1::2]": "b s d//2", "x[:, ::3]": "b (s+2)//3 d",
 }
 
 
