@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shape_annotations import Const
+
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
@@ -133,6 +135,69 @@ def _sequence(interp, args):
         return library_values.as_sequence(value)
     items = items_of(value)
     return None if items is None else SequenceFact(tuple(items))
+
+
+def _set(interp, args):
+    """`set(x)` / `frozenset(x)` of known plain items: each distinct item once. Python's iteration
+    order of a set is not the code's to rely on; first occurrence is taken, which changes no total
+    (a loop over a set costs each item once, in any order)."""
+    if args.keywords or args.starred or len(args.positional) > 1:
+        return UNHANDLED
+    if not args.positional:
+        return SequenceFact(())
+    items = items_of(interp.eval(args.positional[0]))
+    if items is None or not all(type(item) in (StringFact, DimFact, IntFact, BoolFact) for item in items):
+        return None
+    return SequenceFact(tuple(dict.fromkeys(items)))
+
+
+def _sort_key(item):
+    """The value `sorted` orders a known plain item by, or None (a dim of no known size)."""
+    if type(item) is StringFact:
+        return (1, item.value)
+    if type(item) in (IntFact, BoolFact):
+        return (0, int(item.value))
+    if type(item) is DimFact and type(item.dim) is Const:
+        return (0, item.dim.value)
+    return None
+
+
+def _sorted(interp, args):
+    """`sorted(x)` / `sorted(x, reverse=True)` of known strings or numbers (one kind, as Python
+    requires): the items in order; a `key=` function is not modelled."""
+    if args.starred or len(args.positional) != 1 or set(args.keywords) - {"reverse"}:
+        return UNHANDLED
+    items = items_of(interp.eval(args.positional[0]))
+    flag = interp.eval(args.keywords["reverse"]) if "reverse" in args.keywords else BoolFact(False)
+    reverse = flag.value if type(flag) is BoolFact else None
+    keys = None if items is None else [_sort_key(item) for item in items]
+    if keys is None or None in keys or reverse is None or len({kind for kind, _ in keys}) > 1:
+        return None
+    order = sorted(range(len(items)), key=lambda i: keys[i][1], reverse=reverse)
+    return SequenceFact(tuple(items[i] for i in order))
+
+
+def _reversed(interp, args):
+    """`reversed(x)` of a known sequence or of a module list's listed items."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is ModuleList and value.count is None:
+        return ModuleList(tuple(reversed(value.items)))
+    if type(value) is ModuleList:
+        return value  # one module repeated: the same in either order
+    items = _listed(interp, value)
+    return None if items is None else IteratorFact(tuple(reversed(items)))
+
+
+def _setattr(interp, args):
+    """`setattr(self, f"{kind}_inv_freq", buffer)` with a known name: the attribute, as `self.x = v`."""
+    if args.keywords or args.starred or len(args.positional) != 3:
+        return UNHANDLED
+    owner, name, value = (interp.eval(node) for node in args.positional)
+    if type(owner) is SelfFact and type(name) is StringFact:
+        owner.attributes[name.value] = value
+    return NONE
 
 
 def _dict(interp, args):
@@ -295,9 +360,37 @@ def _extreme(pick):
 _BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
              "list": _sequence, "tuple": _sequence, "dict": _dict, "callable": _callable, "filter": _filter,
              "any": _any_all(False), "all": _any_all(True), "isinstance": _isinstance, "len": length, "int": _int,
-             "max": _extreme(max), "min": _extreme(min), "bool": _bool}
+             "max": _extreme(max), "min": _extreme(min), "bool": _bool, "set": _set, "frozenset": _set,
+             "setattr": _setattr, "sorted": _sorted, "reversed": _reversed}
+def _chain(interp, args):
+    """`itertools.chain(a, b, ...)` of known sequences (module lists with listed items too): one
+    iterator over all their items in turn."""
+    if args.keywords:
+        return UNHANDLED
+    items = []
+    for value in call_binding.evaluate_arguments(interp, args)[0]:
+        part = _listed(interp, value)
+        if part is None:
+            return None
+        items.extend(part)
+    return IteratorFact(tuple(items))
+
+
+def _listed(interp, value):
+    """The items of a known sequence, or of a module list — one built module repeated a known
+    number of times is that module so many times."""
+    if type(value) is python_values.GrowingList:
+        value = python_values.list_value(value)
+    if type(value) is ModuleList:
+        if value.count is None:
+            return value.items
+        count = int_of(interp.run, DimFact(value.count))
+        return None if count is None or count > MAX_ITEMS else value.items * count
+    return items_of(value)
+
+
 # stdlib callables by their imported name (`from collections import OrderedDict`)
-_STDLIB = {"collections.OrderedDict": _dict}
+_STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain}
 
 
 def call_with_facts(interp, func_node, callee, facts: list):
@@ -349,6 +442,11 @@ def call_of_call(interp, node: cst.Call, args):
     if type(callee) in (FunctionRef, ClassRef, python_values.Partial) or \
             type(callee) is SelfFact and interp.run.instance(callee) is not None:
         return python_values.call_value(interp, node, callee, args)
+    single = len(args.positional) == 1 and not args.keywords and not args.starred
+    if single and python_values.is_module_value(callee):  # `getattr(self, f"{kind}_proj")(x)`
+        return interp.run.apply_module(interp, node, callee, interp.eval(args.positional[0]))
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
+    if callee is None or python_values.is_module_value(callee):  # its cost is unknown: say so
+        interp.run.not_followed(interp.ctx, node, "the callee is the result of a call the run cannot read")
     return None

@@ -307,6 +307,9 @@ def _rebind(interp, node, value) -> None:
     name it was bound to; anything else (or a change repeated uncounted) makes it unknown."""
     if isinstance(node, cst.Name) and exact_here(interp.run):
         interp.env[node.value] = value
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and exact_here(interp.run) \
+            and type(interp.env.get(node.value.value)) is SelfFact:
+        interp.env[node.value.value].attributes[node.attr.value] = value
     else:
         _forget(interp, node)
 
@@ -418,11 +421,11 @@ def store_item(interp, target: cst.Subscript, value) -> bool:
     name: the name rebound to the changed value; unknown (the name forgotten) when a key or index is
     not known. False when no known dict or list is reached (the per-file reading applies)."""
     root = target
-    while isinstance(root, (cst.Subscript, cst.Attribute)):
+    while isinstance(root, cst.Subscript):
         root = root.value
-    if not isinstance(root, cst.Name) or type(interp.env.get(root.value)) not in (MappingFact, SequenceFact):
+    if not _holds_container(interp, root):
         return False
-    changed = _stored(interp, target, value)
+    changed = _stored(interp, target, value, root)
     if changed is None:
         for element in target.slice:
             interp.walk(element)  # the sites in the index
@@ -432,9 +435,19 @@ def store_item(interp, target: cst.Subscript, value) -> bool:
     return True
 
 
-def _stored(interp, target, value):
-    """The value of the name at the root of `target` after `target = value`, or None."""
-    if isinstance(target, cst.Name):
+def _holds_container(interp, node) -> bool:
+    """A name, or an attribute of `self` (`self.rope_type[kind] = ...`), bound to a known dict or list."""
+    if isinstance(node, cst.Name):
+        return type(interp.env.get(node.value)) in (MappingFact, SequenceFact)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        owner = interp.env.get(node.value.value)
+        return type(owner) is SelfFact and type(owner.attributes.get(node.attr.value)) in (MappingFact, SequenceFact)
+    return False
+
+
+def _stored(interp, target, value, root):
+    """The value of the container at `root` after `target = value`, or None."""
+    if target is root:
         return value
     elements = list(target.slice) if isinstance(target, cst.Subscript) else []
     part = elements[0].slice if len(elements) == 1 else None
@@ -442,12 +455,13 @@ def _stored(interp, target, value):
         return None
     container, key = interp.eval(target.value), interp.eval(part.value)
     if type(container) is MappingFact and type(key) is StringFact:
-        return _stored(interp, target.value, MappingFact(tuple({**dict(container.items), key.value: value}.items())))
+        return _stored(interp, target.value, MappingFact(tuple({**dict(container.items), key.value: value}.items())),
+                       root)
     index = int_of(interp.run, key) if type(container) is SequenceFact else None
     if index is not None and -len(container.items) <= index < len(container.items):
         items = list(container.items)
         items[index] = value
-        return _stored(interp, target.value, SequenceFact(tuple(items)))
+        return _stored(interp, target.value, SequenceFact(tuple(items)), root)
     return None
 
 

@@ -49,6 +49,9 @@ class ShapeLoss:
         """After `node` evaluated to `fact` (inside `evaluating`): tag a shapeless tensor with where
         its shape was lost and pass the loss to the enclosing expression."""
         if not lost_shape(fact):
+            # a tuple or a call's arguments pass a part's loss on (`torch.cat((freqs, freqs))`)
+            if len(self.frames) >= 2 and self.frames[-2] is None:
+                self.frames[-2] = self.frames[-1]
             return
         lost = self.of(fact) or self.frames[-1]
         if lost is None:
