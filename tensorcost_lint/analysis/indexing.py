@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, floordiv_dims, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
 
 from . import shape_ops
 from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -55,7 +55,10 @@ def _strided_slice(interp, dim, node: cst.Slice):
             return None
         if size is None or size < start:
             return None
-    return floordiv_dims(simplify_dim(BinOp("+", dim, Const(step - 1 - start))), Const(step))
+    numerator = simplify_dim(BinOp("+", dim, Const(step - 1 - start)))
+    if type(numerator) is Const:  # Python's floor, not the exact division a reshape needs
+        return Const(numerator.value // step)
+    return numerator if step == 1 else BinOp("//", numerator, Const(step))
 
 
 def _bounded_slice(interp, dim, node: cst.Slice):

@@ -16,7 +16,7 @@ from shape_annotations import Const
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, python_values
+from . import call_binding, known_floats, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -334,7 +334,10 @@ def _int(interp, args):
     if args.keywords or args.starred or len(args.positional) != 1 or not side_effect_free(args.positional[0]):
         return UNHANDLED
     value = interp.eval(args.positional[0])
-    return int_fact(int(value.value)) if type(value) is BoolFact else UNHANDLED
+    if type(value) is BoolFact:
+        return int_fact(int(value.value))
+    truncated = known_floats.truncated(interp.run, value)  # `int(head_dim * partial_rotary_factor)`
+    return int_fact(truncated) if truncated is not None else UNHANDLED
 
 
 def _bool(interp, args):

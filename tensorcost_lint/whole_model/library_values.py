@@ -19,8 +19,9 @@ _MISSING = object()
 MAX_JSON_ITEMS = 4096  # a config list longer than this stays unknown (bounded work)
 
 
-def json_fact(name: str, value, sizes):
-    """The fact of one config.json value; integers are dims of their field's name."""
+def json_fact(name: str, value, sizes, floats=None):
+    """The fact of one config.json value; integers are dims of their field's name; with `floats`
+    (the run's known_floats.FloatValues), a float keeps its value."""
     if value is None:
         return NONE
     if type(value) is bool:
@@ -30,14 +31,14 @@ def json_fact(name: str, value, sizes):
             return DimFact(Sym(name))
         return IntFact(value) if value <= 0 else DimFact(Const(value))
     if type(value) is float:
-        return ScalarFact()
+        return floats.make(value) if floats is not None else ScalarFact()
     if type(value) is str:
         return StringFact(value)
     if type(value) is dict:
-        return MappingFact(tuple((key, json_fact(key, item, {})) for key, item in value.items()
+        return MappingFact(tuple((key, json_fact(key, item, {}, floats)) for key, item in value.items()
                                  if isinstance(key, str)))
     if type(value) is list and len(value) <= MAX_JSON_ITEMS:  # `layer_types: ["full_attention", ...]`
-        return SequenceFact(tuple(json_fact(name, item, {}) for item in value))
+        return SequenceFact(tuple(json_fact(name, item, {}, floats) for item in value))
     return None
 
 
@@ -115,9 +116,9 @@ def config_attribute(run, name: str, default=_MISSING):
     if name not in values:
         name = run.config_names.get(name, name)
     if name in values:
-        return json_fact(name, values[name], run.sizes)
+        return json_fact(name, values[name], run.sizes, run.floats)
     if name in run.config_defaults and values:
-        return json_fact(name, run.config_defaults[name], run.sizes)
+        return json_fact(name, run.config_defaults[name], run.sizes, run.floats)
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))

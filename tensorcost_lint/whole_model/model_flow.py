@@ -17,7 +17,8 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import choices, decisions, expressions, known_builtins, known_iteration, known_values, library_layers, \
+from . import choices, decisions, expressions, known_builtins, known_floats, known_iteration, known_values, \
+    library_layers, \
     optional_values, \
     library_values, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -95,7 +96,13 @@ class ModelEvaluator(Evaluator):
         return IntFact(value) if value is not None and value <= 0 else super()._eval_Integer(node)
 
     def _eval_Float(self, node: cst.Float):
-        return known_values.zero_float(node) or python_values.float_literal(node) or super()._eval_Float(node)
+        known = known_values.zero_float(node) or python_values.float_literal(node)
+        if known is not None:
+            return known
+        try:
+            return self.run.floats.make(float(node.value))  # `0.5`: its value kept for `int(d * 0.5)`
+        except ValueError:
+            return super()._eval_Float(node)
 
     def _eval_UnaryOperation(self, node):
         if isinstance(node.operator, cst.Not):  # `project_out = not (heads == 1 and dim_head == dim)`
@@ -162,6 +169,9 @@ class ModelEvaluator(Evaluator):
         return expressions.subscript(self, node) if known is UNHANDLED else known
 
     def arithmetic(self, operator, left, right):
+        known = known_floats.arithmetic(self.run, operator, left, right)
+        if known is not UNHANDLED:
+            return known
         known = known_values.arithmetic(self.run, operator, left, right)
         if known is not UNHANDLED:
             return known

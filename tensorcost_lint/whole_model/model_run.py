@@ -28,6 +28,7 @@ from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
+from .known_floats import FloatValues
 from .optional_values import MaybeNone, join_optional
 from .saved_tensors import site_memory
 from .shape_loss import ShapeLoss, lost_shape
@@ -85,6 +86,7 @@ class ModelRun:
         self.build_file = None  # the file of the innermost constructor running
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.whole_floats: dict = {}  # id(ScalarFact of a literal like 1.0) -> (fact, its integer value)
+        self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
