@@ -245,9 +245,14 @@ class ModelEvaluator(Evaluator):
                 return fact
             built = run.build_container(self, last, args)
             if built is not UNHANDLED:
-                return built
+                return run.parameters.constructed(run, self, last, args, built)
             if library_layers.has_parameters(name, args):
-                return run.parametrised(module_constructor(self, name, args))
+                return run.parametrised(run.parameters.constructed(run, self, last, args,
+                                                                   module_constructor(self, name, args)))
+            if last[:1].isupper():  # a torch.nn class: its parameters are recorded (memory_parameters)
+                built = module_constructor(self, name, args)
+                if built is not None:
+                    return run.parameters.constructed(run, self, last, args, built)
             return UNHANDLED
         func = node.func
         built_in = expressions.builtin_call(self, node, args)
@@ -441,6 +446,7 @@ class ModelFlow(FunctionFlow):
         if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
             return  # `kwargs['k'] = v` on a known dict
         super().assign(target, fact, value_node)
+        self.run_.parameters.tie(self.evaluator, target, value_node)  # `a.weight = b.weight`
 
     def _annotated_assign(self, node) -> None:
         """`self.W_U: Float[Tensor, "d_model d_vocab"] = nn.Parameter(...)`: the annotation's fact

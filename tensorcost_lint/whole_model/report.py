@@ -8,6 +8,8 @@ from decimal import Decimal
 
 from estimator.units import round_fixed
 
+from .memory_report import memory_lines
+
 
 def _relative(path: str, root) -> str:
     try:
@@ -54,6 +56,8 @@ def model_json(result, hardware_id: str) -> dict:
             "peak_retained_bytes": result.retention.peak_bytes if result.retention is not None else None,
             # the backward has no bound of its own yet: a training bound would be a guess
             "lower_bound_seconds": None if training else _seconds(part.seconds[1]),
+            # Contract 9: bytes by category (memory_totals)
+            "memory": result.memory.as_json() if result.memory is not None else None,
         },
         "undecided": list(result.undecided),
         "unresolved_sites": sum(1 for row in rows if not row["resolved"]),
@@ -130,4 +134,5 @@ def model_text(result, hardware_id: str) -> str:
             lines.append(f"  {call['path']}:{call['line']}:{call['column']}: {call['expression']}: {call['reason']}")
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
+    lines.extend(memory_lines(totals["memory"]))  # last: the lines above keep their places
     return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""The parameters a built model holds, read from the modules its constructors build (Contract 9).
+
+torch's `model.parameters()` is what MemTracker counts as parameters: every `nn.Parameter` of every
+submodule, one count per tensor (a tied weight, `self.tokens.weight = self.head.weight`, is one
+tensor). The run records, at each torch module constructor, the parameters torch documents for
+it (`nn.Linear`: weight [out, in] and bias [out] unless `bias=False`; `nn.Embedding`: weight
+[num, dim]; norms: weight, and bias where the class has one, unless the affine switch is off), and
+the walk below adds the `nn.Parameter` attributes of the tree's own classes. A module whose
+parameters cannot be read (a size or switch undecided, a class not in the table) makes the count
+partial, with its reason: never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from shape_annotations import Const, Polynomial
+
+from ..analysis.facts import ModuleFact, SelfFact, TensorFact
+from . import python_values
+from .decisions import decide
+from .objects import Embedding, ModuleDict, ModuleList, Sequential
+
+# the parameters of torch.nn classes: (size argument position, name), the affine switch and
+# whether the class has a bias that `bias=False` switches off
+_NORMS = {
+    "LayerNorm": ((0, "normalized_shape"), (2, "elementwise_affine"), (3, "bias")),
+    "RMSNorm": ((0, "normalized_shape"), (2, "elementwise_affine"), None),
+    "GroupNorm": ((1, "num_channels"), (3, "affine"), None),  # weight and bias, both under `affine`
+    "BatchNorm1d": ((0, "num_features"), (3, "affine"), None),
+    "BatchNorm2d": ((0, "num_features"), (3, "affine"), None),
+    "BatchNorm3d": ((0, "num_features"), (3, "affine"), None),
+}
+_BIAS_UNDER_AFFINE = frozenset({"GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d"})
+# torch.nn classes that hold no parameter
+_WITHOUT_PARAMETERS = frozenset({
+    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "InstanceNorm1d", "GELU", "ReLU", "SiLU", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Mish", "LeakyReLU", "ELU", "Hardswish", "SELU", "Softplus",
+    "ModuleList", "ModuleDict", "Sequential",
+})
+
+
+@dataclass(frozen=True)
+class ParameterTensor:
+    name: str  # the attribute name (`weight`, `bias`)
+    shape: tuple  # DimExprs
+    dtype: str | None  # None: the config's default dtype
+
+
+@dataclass
+class ParameterLedger:
+    """What each torch module object built in the run holds, by the object's identity (the object is
+    kept alive with its entry, so an id is never reused)."""
+
+    held: dict = field(default_factory=dict)  # id(module) -> (module, (ParameterTensor, ...) or reason str)
+    ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
+
+    def constructed(self, run, interp, last: str, args, module):
+        """`module` was built by `torch.nn.<last>(args)`: record its parameters (returned unchanged)."""
+        if module is None or isinstance(module, str):
+            return module
+        try:
+            held = _torch_parameters(run, interp, last, args, module)
+        except Exception as error:  # noqa: BLE001 - counting memory never costs the model its FLOPs
+            held = f"the parameters of nn.{last} could not be read ({type(error).__name__})"
+        self.held[id(module)] = (module, held)
+        return module
+
+    def tie(self, interp, target, value_node) -> None:
+        """`a.weight = b.weight`: the two modules share one parameter tensor."""
+        if not (isinstance(target, cst.Attribute) and isinstance(value_node, cst.Attribute)):
+            return
+        name = target.attr.value
+        if value_node.attr.value != name or name not in ("weight", "bias"):
+            return
+        left, right = interp.eval(target.value), interp.eval(value_node.value)
+        if id(left) in self.held and id(right) in self.held and left is not right:
+            self.ties[(id(left), name)] = (id(right), name)
+
+
+def _switch(run, interp, args, position, keyword) -> bool | None:
+    node = args.get(position, keyword)
+    return True if node is None else decide(run, interp, node)
+
+
+def _size(interp, node):
+    """A size argument: one dim, or a tuple/list of dims (`normalized_shape`)."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        dims = tuple(interp.dim_of(element.value) for element in node.elements)
+        return None if None in dims else dims
+    dim = interp.dim_of(node)
+    return None if dim is None else (dim,)
+
+
+def _torch_parameters(run, interp, last, args, module):
+    dtype = module.dtype if type(module) is ModuleFact else None
+    if type(module) is ModuleFact and module.kind == "linear":
+        if module.in_dim is None:
+            return "nn.LazyLinear: its in_features are read from the first input"
+        bias = _switch(run, interp, args, 2, "bias")
+        if bias is None:
+            return "nn.Linear: whether it has a bias is undecided"
+        weight = ParameterTensor("weight", (module.out_dim, module.in_dim), dtype)
+        return (weight, ParameterTensor("bias", (module.out_dim,), dtype)) if bias else (weight,)
+    if type(module) is Embedding:
+        count = interp.dim_of(args.get(0, "num_embeddings"))
+        if count is None or module.dim is None:
+            return "nn.Embedding: its size is not known"
+        return (ParameterTensor("weight", (count, module.dim), None),)
+    if last in _NORMS:
+        (size_at, size_name), (affine_at, affine_name), bias_switch = _NORMS[last]
+        size = _size(interp, args.get(size_at, size_name))
+        affine = _switch(run, interp, args, affine_at, affine_name)
+        bias = True if last in _BIAS_UNDER_AFFINE else (
+            False if bias_switch is None else _switch(run, interp, args, *bias_switch))
+        if size is None or affine is None or bias is None:
+            return f"nn.{last}: its size or affine switch is not known"
+        if not affine:
+            return ()
+        weight = ParameterTensor("weight", size, dtype)
+        return (weight, ParameterTensor("bias", size, dtype)) if bias else (weight,)
+    if last == "PReLU":
+        count = args.get(0, "num_parameters")
+        size = (Const(1),) if count is None else _size(interp, count)
+        return "nn.PReLU: its size is not known" if size is None else (ParameterTensor("weight", size, dtype),)
+    if last in _WITHOUT_PARAMETERS:
+        return ()
+    return f"the parameters of nn.{last} are not in tensorcost's table"
+
+
+@dataclass
+class ParameterCount:
+    """The model's parameters: (multiplicity, ParameterTensor) per distinct tensor, and why any
+    part could not be counted (empty when the count is complete)."""
+
+    tensors: list = field(default_factory=list)
+    reasons: list = field(default_factory=list)
+
+
+def count_parameters(run, root) -> ParameterCount:
+    """Every parameter under the entry's module object, with how many copies the module tree
+    builds of it (`nn.ModuleList([Block() for _ in range(n)])` builds n)."""
+    ledger: ParameterLedger = run.parameters
+    result = ParameterCount()
+    seen: set = set()
+    pending = [(root, Polynomial.const(1), "")]
+    while pending:
+        value, copies, path = pending.pop(0)
+        if type(value) is python_values.ModuleChoice:
+            result.reasons.append(f"{path or '(root)'}: the module class is undecided")
+            continue
+        if id(value) in seen:
+            continue  # a module reached twice is one module (torch's parameters() counts it once)
+        seen.add(id(value))
+        children = []
+        if type(value) is SelfFact:
+            for name, child in value.attributes.items():
+                child_path = ".".join(p for p in (path, name) if p)
+                if type(child) is TensorFact:
+                    layout = run.storage.layout(child)
+                    if layout is not None and layout.storage.parameter:
+                        if child.shape is None:
+                            result.reasons.append(f"{child_path}: the shape of the parameter is not known")
+                        else:
+                            result.tensors.append((copies, ParameterTensor(name, tuple(child.shape), child.dtype)))
+                else:
+                    children.append((name, child, copies))
+        elif type(value) in (ModuleList, Sequential):
+            count = value.count
+            if count is not None:
+                times = Polynomial.from_dim(count)
+                if times is None:
+                    result.reasons.append(f"{path}: the number of repeated modules is not known")
+                    continue
+                children = [("", value.items[0], copies * times)] if value.items else []
+            else:
+                children = [(str(i), item, copies) for i, item in enumerate(value.items)]
+        elif type(value) is ModuleDict:
+            children = [(name, item, copies) for name, item in value.items]
+        elif type(value) in (ModuleFact, Embedding):
+            found = ledger.held.get(id(value))
+            if found is None or found[0] is not value:
+                result.reasons.append(f"{path}: its parameters were not recorded")
+                continue
+            held = found[1]
+            if isinstance(held, str):
+                result.reasons.append(f"{path}: {held}")
+                continue
+            for tensor in held:
+                if (id(value), tensor.name) not in ledger.ties:
+                    result.tensors.append((copies, tensor))
+        for name, child, times in children:
+            if _is_module(child):
+                pending.append((child, times, ".".join(p for p in (path, str(name)) if p)))
+    return result
+
+
+def _is_module(value) -> bool:
+    return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, ModuleFact, Embedding,
+                           python_values.ModuleChoice)
+
+
+def numel(tensor: ParameterTensor):
+    """The tensor's element count as a polynomial in the dims, or None (a size not known)."""
+    return Polynomial.from_dims(tensor.shape)
