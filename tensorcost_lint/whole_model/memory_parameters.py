@@ -55,6 +55,8 @@ class ParameterLedger:
     kept alive with its entry, so an id is never reused)."""
 
     held: dict = field(default_factory=dict)  # id(module) -> (module, (ParameterTensor, ...) or reason str)
+    classes: dict = field(default_factory=dict)  # id(module) -> its torch.nn class name
+    dropout_p: dict = field(default_factory=dict)  # id(nn.Dropout) -> 0 when its p is known to be 0
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
 
     def constructed(self, run, interp, last: str, args, module):
@@ -66,6 +68,11 @@ class ParameterLedger:
         except Exception as error:  # noqa: BLE001 - counting memory never costs the model its FLOPs
             held = f"the parameters of nn.{last} could not be read ({type(error).__name__})"
         self.held[id(module)] = (module, held)
+        self.classes[id(module)] = last
+        if "Dropout" in last:
+            p_node = args.get(0, "p")  # torch's default p is 0.5
+            if p_node is not None and dropout_probability(run, interp, p_node) == 0:
+                self.dropout_p[id(module)] = 0
         return module
 
     def tie(self, interp, target, value_node) -> None:
@@ -205,3 +212,10 @@ def _is_module(value) -> bool:
 def numel(tensor: ParameterTensor):
     """The tensor's element count as a polynomial in the dims, or None (a size not known)."""
     return Polynomial.from_dims(tensor.shape)
+
+
+def dropout_probability(run, interp, node):
+    """0 when `node` is the literal 0 / 0.0 or a value `assume` (or the dims) makes false, else None."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return 0 if float(node.value.replace("_", "")) == 0 else None
+    return 0 if decide(run, interp, node) is False else None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from estimator import normalize_dtype
 from shape_annotations import Polynomial, ShapeError
 
+from .memory_activations import saved_activations
 from .memory_parameters import count_parameters
 
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "master_weights", "activations", "kv_cache", "peak")
@@ -124,10 +125,30 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     for name, reason in _NOT_YET.items():
         result.values[name] = None
         result.reasons[name] = reason
+    if training:
+        _activations(run, result, sizes, default_dtype)
     result.values["peak"] = None
     result.reasons["peak"] = "needs the activations (" + _NOT_YET["activations"].split(" (")[0] + ")"
     result.peak_lower_bound = _lower_bound(result.values, retained, training)
     return result
+
+
+def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> None:
+    """Every storage autograd saves at the end of the forward (memory_activations), or why not."""
+    unknown = run.saved_ops.unknown
+    if run.storage.failure is not None:
+        result.reasons["activations"] = f"not computed ({run.storage.failure})"
+        return
+    if unknown:
+        more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
+        result.reasons["activations"] = "what these ops save is not modelled: " + "; ".join(unknown[:3]) + more
+        return
+    total, _ = saved_activations(run.stack[0], sizes, default_dtype)
+    if total is None:
+        result.reasons["activations"] = "a saved tensor's size is not known"
+        return
+    result.values["activations"] = total
+    result.reasons.pop("activations")
 
 
 def _lower_bound(values: dict, retained: int | None, training: bool) -> int | None:

@@ -53,6 +53,7 @@ class ModelEvaluator(Evaluator):
         elif from_grad and type(fact) is SequenceFact:
             for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                 self.run.mark(item)
+        self.run.saved_ops.observe(self.run, self, node, fact)  # what the op saves (memory_activations)
         tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
         if frames and (from_grad or tainted or self.run.needs_grad(fact)):
             frames[-1] = True  # anything computed from a tensor that needs a gradient needs one

@@ -27,6 +27,7 @@ from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
+from .memory_activations import SavedOps
 from .memory_parameters import ParameterLedger
 from .saved_tensors import site_memory
 from .storage import StorageTracker
@@ -87,6 +88,7 @@ class ModelRun:
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
+        self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:

@@ -53,3 +53,33 @@ def state_bytes(optimizer) -> int:
             if isinstance(value, torch.Tensor):
                 storages[value.untyped_storage().data_ptr()] = value.untyped_storage().nbytes()
     return sum(storages.values())
+
+
+def saved_activation_bytes(loss, model) -> int:
+    """Bytes of every storage autograd holds for backward at the end of the forward: each node's
+    `_saved_*` tensors (and a reentrant checkpoint's saved inputs), over every `grad_fn` reachable
+    from `loss`, one count per storage, parameters excluded."""
+    import torch
+
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    storages: dict = {}
+    seen, pending = set(), [loss.grad_fn]
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        saved = []
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                value = getattr(node, name)
+                saved.extend(value if isinstance(value, (tuple, list)) else [value])
+        if type(node).__name__ == "CheckpointFunctionBackward":
+            saved.extend(node.saved_tensors)
+        for tensor in saved:
+            if isinstance(tensor, torch.Tensor):
+                storage = tensor.untyped_storage()
+                if storage.data_ptr() not in parameters:
+                    storages[storage.data_ptr()] = storage.nbytes()
+        pending.extend(f for f, _ in node.next_functions)
+    return sum(storages.values())
