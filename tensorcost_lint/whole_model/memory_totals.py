@@ -11,10 +11,12 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   parameter of two or more dims, `variance` (like it) otherwise. With `precision.master_weights`,
   the optimizer steps a copy of every parameter in that dtype (`master_weights`), and its states
   follow the copy's dtype unless `precision.optimizer_states` names one.
-- activations, kv_cache, peak: not computed yet (null, with the reason); `peak_lower_bound` is what
-  the step certainly holds at one moment: the model states plus the larger of the tensors the
-  contractions save (live at the end of the forward) and the gradients (live at the end of the
-  backward). A device smaller than it cannot run the step.
+- activations (training): every storage autograd saves, at the end of the forward
+  (memory_activations; unknown, with the ops named, when an op outside its table saves something).
+- kv_cache, peak: not computed yet (null, with the reason). `peak_lower_bound` is what the step
+  certainly holds at one moment: the model states plus the larger of the activations (all live at
+  the end of the forward; the contractions' saved tensors where the activations are unknown) and
+  the gradients (all live at the end of the backward). A device smaller than it cannot run the step.
 """
 
 from __future__ import annotations
@@ -128,8 +130,11 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     if training:
         _activations(run, result, sizes, default_dtype)
     result.values["peak"] = None
-    result.reasons["peak"] = "needs the activations (" + _NOT_YET["activations"].split(" (")[0] + ")"
-    result.peak_lower_bound = _lower_bound(result.values, retained, training)
+    result.reasons["peak"] = ("the liveness of the backward (saved tensors freed as their node runs, gradients "
+                              "and temporaries allocated) is not modelled yet; peak_lower_bound is what the step "
+                              "certainly holds at one moment")
+    saved = result.values.get("activations")
+    result.peak_lower_bound = _lower_bound(result.values, saved if saved is not None else retained, training)
     return result
 
 
