@@ -144,6 +144,7 @@ class ParameterCount:
 
     tensors: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
+    paths: list = field(default_factory=list)  # the module path of each tensor, in `tensors`' order
 
 
 def count_parameters(run, root) -> ParameterCount:
@@ -172,6 +173,7 @@ def count_parameters(run, root) -> ParameterCount:
                             result.reasons.append(f"{child_path}: the shape of the parameter is not known")
                         else:
                             result.tensors.append((copies, ParameterTensor(name, tuple(child.shape), child.dtype)))
+                            result.paths.append(path)
                 else:
                     children.append((name, child, copies))
         elif type(value) in (ModuleList, Sequential):
@@ -198,6 +200,7 @@ def count_parameters(run, root) -> ParameterCount:
             for tensor in held:
                 if (id(value), tensor.name) not in ledger.ties:
                     result.tensors.append((copies, tensor))
+                    result.paths.append(path)
         for name, child, times in children:
             if _is_module(child):
                 pending.append((child, times, ".".join(p for p in (path, str(name)) if p)))

@@ -47,6 +47,7 @@ class MemoryTotals:
     reasons: dict = field(default_factory=dict)  # category -> why it is None or partial
     peak_phase: str | None = None
     peak_lower_bound: int | None = None
+    by_module: dict = field(default_factory=dict)  # module path -> {"parameters": bytes, "activations": bytes}
 
     def as_json(self) -> dict:
         record = {name: self.values.get(name) for name in CATEGORIES}
@@ -86,14 +87,18 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     counted = count_parameters(run, root) if root is not None else None
     polys = {name: Polynomial.const(0) for name in ("parameters", "gradients", "optimizer_states", "master_weights")}
     unknown_parameters = list(counted.reasons) if counted is not None else []
-    for copies, tensor in (counted.tensors if counted is not None else ()):
+    module_parameters: dict = {}
+    for (copies, tensor), path in zip(counted.tensors if counted is not None else (),
+                                      counted.paths if counted is not None else ()):
         one = Polynomial.from_dims(tensor.shape)
         if one is None:
             unknown_parameters.append(f"{tensor.name}: a size is not known")
             continue
         elements = one * copies
         parameter_dtype = precision.parameters or tensor.dtype
-        polys["parameters"] = polys["parameters"] + elements * _bytes(parameter_dtype, default_dtype)
+        held = elements * _bytes(parameter_dtype, default_dtype)
+        polys["parameters"] = polys["parameters"] + held
+        module_parameters[path] = module_parameters.get(path, Polynomial.const(0)) + held
         if not training:
             continue
         polys["gradients"] = polys["gradients"] + elements * _bytes(precision.gradients or parameter_dtype,
@@ -127,6 +132,8 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     for name, reason in _NOT_YET.items():
         result.values[name] = None
         result.reasons[name] = reason
+    if not unknown_parameters:
+        _per_module(result, "parameters", {path: _value(poly, sizes) for path, poly in module_parameters.items()})
     if training:
         _activations(run, result, sizes, default_dtype)
     result.values["peak"] = None
@@ -148,12 +155,31 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
         more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
         result.reasons["activations"] = "what these ops save is not modelled: " + "; ".join(unknown[:3]) + more
         return
-    total, _ = saved_activations(run.stack[0], sizes, default_dtype)
+    total, by_module = saved_activations(run.stack[0], sizes, default_dtype)
     if total is None:
         result.reasons["activations"] = "a saved tensor's size is not known"
         return
     result.values["activations"] = total
     result.reasons.pop("activations")
+    _per_module(result, "activations", by_module)
+
+
+def _value(poly, sizes: dict):
+    try:
+        return poly.evaluate(sizes)
+    except ShapeError:
+        return None
+
+
+def _per_module(result: MemoryTotals, category: str, sums: dict) -> None:
+    """Each module path's bytes including its submodules' ("" is the whole model)."""
+    for path, value in sums.items():
+        if value is None:
+            continue
+        parts = path.split(".") if path else []
+        for prefix in dict.fromkeys([""] + [".".join(parts[:i]) for i in range(1, len(parts) + 1)]):
+            record = result.by_module.setdefault(prefix, {})
+            record[category] = record.get(category, 0) + value
 
 
 def _lower_bound(values: dict, retained: int | None, training: bool) -> int | None:

@@ -91,8 +91,11 @@ def module_rows(result, rows) -> list[dict]:
     sums = _inclusive(result, rows)
     kept = result.retention.by_module if result.retention is not None else {}
     paths = sorted(set(result.classes) | set(result.totals.visits), key=lambda p: (p.split(".") if p else []))
+    memory = result.memory.by_module if result.memory is not None else {}
     return [{"path": path, "class": result.classes.get(path, ""), "executions": result.totals.visits.get(path),
-             "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
+             "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0),
+             # Contract 9: the module's parameter and saved-activation bytes, its submodules' included
+             "memory": memory.get(path, {})} for path in paths]
 
 
 def _or_dash(value) -> str:

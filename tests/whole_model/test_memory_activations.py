@@ -75,3 +75,19 @@ def test_an_op_outside_the_table_leaves_activations_unknown_and_names_it(tmp_pat
     reason = memory["unknown"]["activations"]
     assert "tinygpt/model.py:99: dropout with p > 0 or an unknown p" in reason
     assert memory["parameters"] == 123008
+
+
+def test_the_lower_bound_with_every_activation_stays_below_mem_trackers_peak(tmp_path, capsys):
+    from tests.whole_model.memory_runs import tracked_step
+
+    torch.manual_seed(0)
+    d = GPT_DIMS
+    model = TinyGPT(TinyConfig(n_layer=d["n_layer"], n_head=d["n_head"], n_embd=d["n_embd"],
+                               vocab_size=d["vocab_size"], block_size=d["block_size"]))
+    idx = torch.randint(0, d["vocab_size"], (d["B"], d["T"]))
+    measured = tracked_step(model, (idx, idx.clone()), torch.optim.AdamW(model.parameters()), lambda out: out[1])
+    memory = _memory(tmp_path, capsys, GPT, d, ("idx", "targets"),
+                     ("self.flash=true", "config.bias=true", "config.dropout=0"))
+    assert memory["peak_lower_bound"] == memory["parameters"] + memory["optimizer_states"] + max(
+        memory["activations"], memory["gradients"])
+    assert memory["peak_lower_bound"] <= measured["peak"]

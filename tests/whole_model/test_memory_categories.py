@@ -141,7 +141,7 @@ def test_unknown_categories_say_why_and_the_lower_bound_holds(tmp_path, capsys):
     assert memory["activations"] is None and "not modelled yet" in memory["unknown"]["activations"]
     assert memory["peak"] is None and memory["peak_phase"] is None
     measured = tracked_step(model, inputs, torch.optim.AdamW(model.parameters()), lambda out: out[1])
-    assert memory["peak_lower_bound"] <= measured["peak"]
+    assert memory["peak_lower_bound"] <= measured["peak"]  # with the contractions standing in for the activations
     assert memory["peak_lower_bound"] == memory["parameters"] + memory["optimizer_states"] + memory["gradients"]
 
 
@@ -177,3 +177,38 @@ def test_bad_memory_keys_are_one_line_errors(tmp_path, capsys, entry_lines, mess
     assert main(["model", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_module_tree_carries_each_modules_parameter_bytes(tmp_path, capsys):
+    """Per module path (all copies of a repeated block together), the bytes of the parameters
+    torch's `module.parameters()` yields for it; a tied weight counts where the run meets it first."""
+    model, _ = _gpt()
+    entry = f"{(tmp_path.cwd() / GPT).as_posix()}:TinyGPT.forward"
+    record = model_record(tmp_path, capsys, GPT_DIMS, entry, {"idx": "int64 B T", "targets": "int64 B T"},
+                          "training", ["self.flash=true", "config.bias=true", "config.dropout=0"])
+    memory = {m["path"]: m["memory"] for m in record["modules"]}
+    assert memory[""]["parameters"] == parameter_bytes(model)
+    assert memory[""]["activations"] == record["totals"]["memory"]["activations"]
+    assert memory["body.layers"]["parameters"] == parameter_bytes(model.body.layers)
+    assert memory["body.layers.attn"]["parameters"] == sum(parameter_bytes(layer.attn) for layer in model.body.layers)
+    assert memory["head"]["parameters"] == parameter_bytes(model.head)
+    assert "parameters" not in memory["body.tokens"]  # the head's weight, tied
+
+
+def test_prefill_costs_the_forward_and_decode_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "tinygpt").mkdir()
+    for name in ("model.py", "layers.py", "__init__.py"):
+        (tmp_path / "tinygpt" / name).write_text((tmp_path.cwd() / "tests/whole_model/fixtures/tinygpt" / name).read_text())
+    config = tmp_path / "tensorcost.yaml"
+    shared = "entry: tinygpt/model.py:TinyGPT.forward, inputs: {idx: int64 B T}, assume: {self.flash: true, config.bias: true}"
+    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\nmodels:\n  infer: {{{shared}}}\n"
+                      f"  prefill: {{{shared}, mode: prefill, cache_dtype: bfloat16}}\n")
+    assert main(["model", "--config", str(config), "--format", "json"]) == 0
+    infer, prefill = json.loads(capsys.readouterr().out)["models"]
+    assert prefill["mode"] == "prefill" and prefill["totals"]["flops"] == infer["totals"]["flops"] > 0
+    assert prefill["totals"]["memory"]["kv_cache"] is None and "not implemented" in \
+        prefill["totals"]["memory"]["unknown"]["kv_cache"]
+    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\nmodels:\n  decode: {{{shared}, mode: decode, cache_len: 64}}\n")
+    assert main(["model", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "mode decode is not implemented yet" in err and len(err.strip().splitlines()) == 1
