@@ -40,6 +40,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     settings_config = replace(config, dims=sizes)
     run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
                    entry.config_values)
+    run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
         run.config_names, run.config_defaults = config_class_values(run.tree, source)

@@ -15,6 +15,11 @@ from .objects import NONE, BoolFact, ClassRef
 _MISSING = object()
 
 
+# `attention_dropout: 0.0` in a config.json: a number whose value memory_activations needs (dropout
+# at p=0 saves nothing), recognised by identity so no other reader of a ScalarFact changes
+ZERO_FLOAT = ScalarFact()
+
+
 def json_fact(name: str, value, sizes):
     """The fact of one config.json value; integers are dims of their field's name."""
     if value is None:
@@ -26,7 +31,7 @@ def json_fact(name: str, value, sizes):
             return DimFact(Sym(name))
         return IntFact(value) if value <= 0 else DimFact(Const(value))
     if type(value) is float:
-        return ScalarFact()
+        return ZERO_FLOAT if value == 0 else ScalarFact()  # a 0.0 dropout probability is read by identity
     if type(value) is str:
         return StringFact(value)
     if type(value) is dict:

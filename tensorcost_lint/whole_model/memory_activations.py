@@ -142,6 +142,13 @@ class SavedOps:
                 return _dropout(run, callee, out, args)
             if kind == "Identity":
                 return _alias(tracker, out, args[:1])
+            if kind == "LayerNorm":
+                held = run.parameters.held.get(id(callee), (None, None))[1]
+                if not held or isinstance(held, str):
+                    return "nn.LayerNorm without affine parameters (its normalized rank is not recorded)"
+                return _layer_norm(tracker, args[0] if args else None, SequenceFact(tuple(held[0].shape)))
+            if kind == "NewGELUActivation":
+                return _new_gelu(tracker, args[:1], out)
             what = _MODULES.get(kind)
             if what is None:
                 return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
@@ -253,6 +260,20 @@ def _binary_facts(run, op: str, left, right):
         if op == "/":
             saved.append(left)
     return _storages(tracker, saved)
+
+
+def _new_gelu(tracker, inputs, out):
+    """transformers' NewGELUActivation, `0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 *
+    torch.pow(x, 3.0))))` (activations.py): its ops save x (pow), tanh's result, `0.5 * x` and `1 + tanh`
+    (the last product), and the three Python numbers they multiply by."""
+    x = inputs[0] if inputs and type(inputs[0]) is TensorFact else None
+    layout = tracker.ensure(x) if x is not None else None
+    if layout is None or layout.sizes is None:
+        return "NewGELUActivation of a tensor of unknown size"
+    numel = product(layout.sizes)
+    made = [tracker.copy_storage(numel, x.dtype) for _ in range(3)]  # tanh(...), 0.5 * x, 1.0 + tanh(...)
+    numbers = [tracker.copy_storage(1, "float64") for _ in range(3)]
+    return (layout.storage, *made, *numbers)
 
 
 def _alias(tracker, out, inputs) -> tuple:

@@ -21,6 +21,7 @@ from shape_annotations import Const, Polynomial
 from ..analysis.facts import ModuleFact, SelfFact, TensorFact
 from . import python_values
 from .decisions import decide
+from .library_values import ZERO_FLOAT
 from .objects import Embedding, ModuleDict, ModuleList, Sequential
 
 # the parameters of torch.nn classes: (size argument position, name), the affine switch and
@@ -39,6 +40,8 @@ _WITHOUT_PARAMETERS = frozenset({
     "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "InstanceNorm1d", "GELU", "ReLU", "SiLU", "Tanh",
     "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Mish", "LeakyReLU", "ELU", "Hardswish", "SELU", "Softplus",
     "ModuleList", "ModuleDict", "Sequential",
+    # transformers' activation modules (activations.py), built by its ACT2FN registry
+    "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish", "HookPoint",
 })
 
 
@@ -69,7 +72,7 @@ class ParameterLedger:
             held = f"the parameters of nn.{last} could not be read ({type(error).__name__})"
         self.held[id(module)] = (module, held)
         self.classes[id(module)] = last
-        if "Dropout" in last:
+        if "Dropout" in last and args is not None:
             p_node = args.get(0, "p")  # torch's default p is 0.5
             if p_node is not None and dropout_probability(run, interp, p_node) == 0:
                 self.dropout_p[id(module)] = 0
@@ -152,6 +155,9 @@ def count_parameters(run, root) -> ParameterCount:
     builds of it (`nn.ModuleList([Block() for _ in range(n)])` builds n)."""
     ledger: ParameterLedger = run.parameters
     result = ParameterCount()
+    tie_reason = _declared_ties(run, root)
+    if tie_reason is not None:
+        result.reasons.append(tie_reason)
     seen: set = set()
     pending = [(root, Polynomial.const(1), "")]
     while pending:
@@ -207,6 +213,53 @@ def count_parameters(run, root) -> ParameterCount:
     return result
 
 
+def _declared_ties(run, root) -> str | None:
+    """Hugging Face's `_tied_weights_keys = {"lm_head.weight": "transformer.wte.weight"}` on the entry's
+    class: `post_init()` ties them when the config's `tie_word_embeddings` is true (the ledger then
+    counts the shared tensor once). Returns why the count cannot be exact, or None."""
+    instance = run.instance(root)
+    if instance is None:
+        return None
+    declared = None
+    for statement in instance.cls.body.body:
+        line = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+        if isinstance(line, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "_tied_weights_keys"
+                                                for t in line.targets):
+            declared = line.value
+    if declared is None:
+        return None
+    tie = run.config_values.get("tie_word_embeddings")
+    if tie is False:
+        return None
+    if tie is not True:
+        return "the model declares _tied_weights_keys and whether the config ties them is not known"
+    if not isinstance(declared, cst.Dict):
+        return "_tied_weights_keys is not a mapping of parameter names"
+    for element in declared.elements:
+        key, value = getattr(element, "key", None), getattr(element, "value", None)
+        if not (isinstance(key, cst.SimpleString) and isinstance(value, cst.SimpleString)):
+            return "_tied_weights_keys is not a mapping of parameter names"
+        target, source = (_named_parameter(root, node.evaluated_value) for node in (key, value))
+        if target is None or source is None:
+            return f"a tied parameter of _tied_weights_keys is not found: {key.evaluated_value}"
+        run.parameters.ties[(id(target[0]), target[1])] = (id(source[0]), source[1])
+    return None
+
+
+def _named_parameter(root, dotted: str):
+    """(module object, parameter name) of `transformer.wte.weight` under the root, or None."""
+    *path, name = dotted.split(".")
+    value = root
+    for part in path:
+        if type(value) is SelfFact:
+            value = value.attributes.get(part)
+        elif type(value) is ModuleDict:
+            value = dict(value.items).get(part)
+        else:
+            return None
+    return (value, name) if type(value) in (ModuleFact, Embedding, SelfFact) else None
+
+
 def _is_module(value) -> bool:
     return type(value) in (SelfFact, ModuleList, ModuleDict, Sequential, ModuleFact, Embedding,
                            python_values.ModuleChoice)
@@ -221,4 +274,6 @@ def dropout_probability(run, interp, node):
     """0 when `node` is the literal 0 / 0.0 or a value `assume` (or the dims) makes false, else None."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return 0 if float(node.value.replace("_", "")) == 0 else None
+    if interp.eval(node) is ZERO_FLOAT:  # `config.attention_dropout` read as 0.0 from config.json
+        return 0
     return 0 if decide(run, interp, node) is False else None
