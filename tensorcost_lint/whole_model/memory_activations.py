@@ -60,7 +60,8 @@ _METHODS = {
 }
 # torch.nn classes that hold no parameter, by what they save
 _MODULES = {"GELU": _INPUT, "SiLU": _INPUT, "ReLU": _RESULT, "Tanh": _RESULT, "Sigmoid": _RESULT,
-            "Softmax": _RESULT, "LogSoftmax": _RESULT, "Identity": _NOTHING}
+            "Softmax": _RESULT, "LogSoftmax": _RESULT, "Identity": _NOTHING,
+            "GELUActivation": _INPUT}  # transformers' GELUActivation runs nn.functional.gelu
 _LAYER_NORM = "torch.nn.functional.layer_norm"
 _CROSS_ENTROPY = "torch.nn.functional.cross_entropy"
 _EMBEDDING = "torch.nn.functional.embedding"

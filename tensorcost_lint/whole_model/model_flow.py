@@ -48,6 +48,8 @@ class ModelEvaluator(Evaluator):
         finally:
             from_grad = frames.pop()
         self.run.storage.observe(self, node, fact)
+        if from_grad and _returned_by_tree_code(self.run, node, fact):
+            from_grad = _any_needs_grad(self.run, fact)  # the callee's own ops marked what needs a gradient
         if from_grad and type(fact) is TensorFact:
             self.run.mark(fact)  # computed from a tensor that needs a gradient
         elif from_grad and type(fact) is SequenceFact:
@@ -216,6 +218,8 @@ class ModelEvaluator(Evaluator):
             return value
         if type(receiver) is Embedding and name == "weight":
             return None
+        if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
+            return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         return super().attribute_of(receiver, name)
@@ -652,3 +656,18 @@ def _at_least_one(dim, sizes) -> bool:
     except Exception:  # noqa: BLE001 - an unbound dim is simply not known to be >= 1
         return False
     return value is not None and value >= 1
+
+
+def _returned_by_tree_code(run, node, fact) -> bool:
+    """`self.rotary_emb(x, ids)`: a call of the tree's own code whose result it computed (memory:
+    `cos, sin` made from position ids need no gradient though `x` does)."""
+    if not isinstance(node, cst.Call) or type(fact) not in (TensorFact, SequenceFact):
+        return False
+    callee = run.storage.seen.get(id(node.func))
+    return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)
+
+
+def _any_needs_grad(run, fact) -> bool:
+    items = fact.items if type(fact) is SequenceFact else (fact,)
+    return any(type(item) is TensorFact and run.needs_grad(item) for item in items)
+
