@@ -23,7 +23,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
                         help="an entry input, e.g. idx='int64 B T' (repeatable; with --entry)")
     parser.add_argument("--dims-from", metavar="JSON", help="a Hugging Face config.json whose integer fields are dims")
-    parser.add_argument("--mode", choices=MODES, help="inference (default) or training (forward + backward)")
+    parser.add_argument("--mode", choices=MODES, help="inference (default), training (forward + backward), prefill or decode (Contract 9)")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, help="training: the optimizer whose states count (default adamw)")
     parser.add_argument("--precision", action="append", default=[], metavar="CATEGORY=DTYPE",
                         help="training: parameters, gradients, optimizer_states or master_weights in DTYPE (repeatable)")
