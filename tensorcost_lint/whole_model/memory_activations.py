@@ -144,10 +144,10 @@ class SavedOps:
             if kind == "Identity":
                 return _alias(tracker, out, args[:1])
             if kind == "LayerNorm":
-                held = run.parameters.held.get(id(callee), (None, None))[1]
-                if not held or isinstance(held, str):
-                    return "nn.LayerNorm without affine parameters (its normalized rank is not recorded)"
-                return _layer_norm(tracker, args[0] if args else None, SequenceFact(tuple(held[0].shape)))
+                rank = run.parameters.norm_rank.get(id(callee))
+                if rank is None:
+                    return "nn.LayerNorm over a normalized_shape that is not known"
+                return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
             if kind == "NewGELUActivation":
                 return _new_gelu(tracker, args[:1], out)
             what = _MODULES.get(kind)
@@ -325,6 +325,25 @@ def _cross_entropy(tracker, args, keywords):
     log_softmax = tracker.copy_storage(product(layout.sizes), logits.dtype)
     total_weight = tracker.copy_storage(1, "float32")
     return (log_softmax, *_storages(tracker, [target]), total_weight)
+
+
+# contraction sites whose saved tensors saved_tensors.py takes as their operands as written: torch's
+# einsum saves the permuted, reshaped copies it hands to bmm, so these make the activations unknown
+_APPROXIMATE_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})
+
+
+def approximate_sites(entries) -> list:
+    """Expressions of the einsum-style sites that need a gradient (their saved tensors are approximate)."""
+    found = []
+    for entry in entries:
+        if type(entry) is SiteEntry:
+            spec = entry.site.spec
+            if spec.model in _APPROXIMATE_MODELS and spec.operation != "convolution" and any(entry.grads):
+                found.append(entry.site.expression)
+        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
+            if isinstance(inner, list):
+                found.extend(approximate_sites(inner))
+    return found
 
 
 class _AllSaved(_Training):

@@ -60,6 +60,7 @@ class ParameterLedger:
     held: dict = field(default_factory=dict)  # id(module) -> (module, (ParameterTensor, ...) or reason str)
     classes: dict = field(default_factory=dict)  # id(module) -> its torch.nn class name
     dropout_p: dict = field(default_factory=dict)  # id(nn.Dropout) -> 0 when its p is known to be 0
+    norm_rank: dict = field(default_factory=dict)  # id(norm module) -> how many trailing dims it normalises
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
 
     def constructed(self, run, interp, last: str, args, module):
@@ -72,6 +73,13 @@ class ParameterLedger:
             held = f"the parameters of nn.{last} could not be read ({type(error).__name__})"
         self.held[id(module)] = (module, held)
         self.classes[id(module)] = last
+        if last in _NORMS and args is not None:  # what a norm normalises over, with or without affine
+            try:
+                size = _size(interp, args.get(*_NORMS[last][0]))
+            except Exception:  # noqa: BLE001 - unknown stays unknown
+                size = None
+            if size is not None:
+                self.norm_rank[id(module)] = len(size)
         if "Dropout" in last and args is not None:
             p_node = args.get(0, "p")  # torch's default p is 0.5
             if p_node is not None and dropout_probability(run, interp, p_node) == 0:
@@ -158,7 +166,7 @@ def count_parameters(run, root) -> ParameterCount:
     tie_reason = _declared_ties(run, root)
     if tie_reason is not None:
         result.reasons.append(tie_reason)
-    seen: set = set()
+    seen: dict = {}  # id(module object) -> the path it was first met at
     pending = [(root, Polynomial.const(1), "")]
     while pending:
         value, copies, path = pending.pop(0)
@@ -166,8 +174,14 @@ def count_parameters(run, root) -> ParameterCount:
             result.reasons.append(f"{path or '(root)'}: the module class is undecided")
             continue
         if id(value) in seen:
-            continue  # a module reached twice is one module (torch's parameters() counts it once)
-        seen.add(id(value))
+            # one object at two paths: torch shares such a module (its parameters count once), but the
+            # run may also have built one object for modules a loop builds anew each time; which it is
+            # cannot be told here, so the count is not claimed
+            if _holds_parameters(value):
+                result.reasons.append(f"{path}: the same module object as at {seen[id(value)] or '(root)'} (a shared "
+                                      "module, or one the run built once for a loop): not counted")
+            continue
+        seen[id(value)] = path
         children = []
         if type(value) is SelfFact:
             for name, child in value.attributes.items():
@@ -258,6 +272,14 @@ def _named_parameter(root, dotted: str):
         else:
             return None
     return (value, name) if type(value) in (ModuleFact, Embedding, SelfFact) else None
+
+
+def _holds_parameters(value) -> bool:
+    if type(value) in (ModuleFact, Embedding):
+        return True
+    if type(value) is SelfFact:
+        return any(type(v) is TensorFact or _is_module(v) for v in value.attributes.values())
+    return type(value) in (ModuleList, ModuleDict, Sequential)
 
 
 def _is_module(value) -> bool:

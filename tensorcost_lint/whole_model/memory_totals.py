@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from estimator import normalize_dtype
 from shape_annotations import Polynomial, ShapeError
 
-from .memory_activations import saved_activations
+from .memory_activations import approximate_sites, saved_activations
 from .memory_parameters import count_parameters
 
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "master_weights", "activations", "kv_cache", "peak")
@@ -154,6 +154,12 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     if unknown:
         more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
         result.reasons["activations"] = "what these ops save is not modelled: " + "; ".join(unknown[:3]) + more
+        return
+    approximate = approximate_sites(run.stack[0])
+    if approximate:
+        result.reasons["activations"] = ("what einsum-style contractions save is modelled approximately (the "
+                                         "operands as written, not torch's reshaped copies): "
+                                         + "; ".join(dict.fromkeys(approximate[:3])))
         return
     total, by_module = saved_activations(run.stack[0], sizes, default_dtype)
     if total is None:

@@ -91,3 +91,29 @@ def test_the_lower_bound_with_every_activation_stays_below_mem_trackers_peak(tmp
     assert memory["peak_lower_bound"] == memory["parameters"] + memory["optimizer_states"] + max(
         memory["activations"], memory["gradients"])
     assert memory["peak_lower_bound"] <= measured["peak"]
+
+
+def test_einsum_contractions_leave_activations_unknown_rather_than_approximate(tmp_path, capsys):
+    """x-transformers' attention runs `einsum` (torch saves the reshaped copies it hands to bmm, which
+    tensorcost does not model yet): the activations are unknown with the sites named, never a
+    figure that autograd would contradict."""
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("x_transformers")
+    from tests.whole_model.test_x_transformers import ENTRY, SMALL
+
+    source = Path(importlib.util.find_spec("x_transformers").origin).parent
+    try:
+        (tmp_path / "x_transformers").symlink_to(source, target_is_directory=True)
+    except OSError:
+        pytest.skip("no symbolic links here: the entry cannot import the installed package")
+    (tmp_path / "entry.py").write_text(ENTRY)
+    (tmp_path / "tensorcost.yaml").write_text(
+        f"dims: {json.dumps(SMALL)}\nmodels:\n  t: {{entry: 'entry.py:DecoderLM.forward', inputs: {{x: int64 B T}}, "
+        "mode: training}\n")
+    assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
+    assert memory["activations"] is None
+    assert memory["unknown"]["activations"].startswith("what einsum-style contractions save is modelled approximately")
+    assert "einsum(f'b h i d, {kv_einsum_eq} -> b h i j', q, k)" in memory["unknown"]["activations"]
