@@ -212,3 +212,20 @@ def test_prefill_costs_the_forward_and_decode_is_refused_in_one_line(tmp_path, c
     assert main(["model", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "mode decode is not implemented yet" in err and len(err.strip().splitlines()) == 1
+
+
+def test_text_prints_the_memory_block_under_the_totals(tmp_path, capsys):
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\n")
+    entry = f"{(tmp_path.cwd() / GPT).as_posix()}:TinyGPT.forward"
+    assert main(["model", "--config", str(config), "--entry", entry, "--input", "idx=int64 B T", "--input",
+                 "targets=int64 B T", "--mode", "training", "--assume", "self.flash=true", "--assume", "config.bias=true",
+                 "--assume", "config.dropout=0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    block = lines[lines.index("memory:"):]
+    assert block[1] == ("  parameters        123008 B (123 kB)  = 48*n_embd^2*n_layer + 4*vocab_size*n_embd + "
+                        "4*n_embd*block_size + 52*n_embd*n_layer + 8*n_embd")
+    assert block[3].startswith("  optimizer_states  246128 B (246 kB)  = ")
+    assert block[5] == "  activations       155140 B (155 kB)"  # autograd's figure (test_memory_activations)
+    assert block[7].startswith("  peak              -  (the liveness of the backward")
+    assert block[8] == "  peak_lower_bound  524276 B (524 kB)  the step holds at least this at one moment"
