@@ -175,9 +175,12 @@ class HardwareEvidence:
     owner: str
     compute: tuple[ComputeEvidence, ...] = ()
     bandwidth: tuple[BandwidthEvidence, ...] = ()
+    memory_bytes: int | None = None  # the device's memory (Contract 9: TCL504), None when not given
 
     def __post_init__(self) -> None:
         require_text(self.id, "hardware.id")
+        if self.memory_bytes is not None:
+            require_int(self.memory_bytes, f"{self.id}.memory_bytes")
         require_text(self.device, f"{self.id}.device")
         require_text(self.source, f"{self.id}.source")
         require_text(self.measured, f"{self.id}.measured")

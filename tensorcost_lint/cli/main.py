@@ -25,6 +25,7 @@ COMMANDS = {
     "lsp": ("lsp_command", "run the language server over stdio"),
     "baseline": ("baseline_command", "write every resolved site's exact cost, for `check --baseline` (Contract 8)"),
     "model": ("model_command", "whole-model FLOPs from an entry point (Contract 7)"),
+    "fit": ("fit_command", "the largest batch (or other dim) whose memory fits a device (Contract 9)"),
     "init": ("init_command", "write a starter tensorcost.yaml naming the dims the code uses"),
 }
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..config.errors import ConfigError
 from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
     read_config_json
+from ..config.memory_settings import OPTIMIZERS, MemorySettings, Precision
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..whole_model.analyse import analyse_model
 from ..whole_model.report import model_document
@@ -23,7 +24,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
                         help="an entry input, e.g. idx='int64 B T' (repeatable; with --entry)")
     parser.add_argument("--dims-from", metavar="JSON", help="a Hugging Face config.json whose integer fields are dims")
-    parser.add_argument("--mode", choices=MODES, help="inference (default) or training (forward + backward)")
+    parser.add_argument("--mode", choices=MODES, help="inference (default), training (forward + backward), prefill or decode (Contract 9)")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, help="training: the optimizer whose states count (default adamw)")
+    parser.add_argument("--precision", action="append", default=[], metavar="CATEGORY=DTYPE",
+                        help="training: parameters, gradients, optimizer_states or master_weights in DTYPE (repeatable)")
     parser.add_argument("--assume", action="append", default=[], metavar="EXPR=VALUE",
                         help="a value for a condition the code cannot decide, e.g. self.flash=false (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: discovered from the current directory)")
@@ -59,7 +63,25 @@ def _command_line_entry(args) -> ModelEntry:
             raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
         assume[" ".join(condition.split())] = _assume_value(value)
     return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims_of_config(values),
-                      args.mode or "inference", assume, config_values=values)
+                      args.mode or "inference", assume, config_values=values, memory=_memory_flags(args))
+
+
+def _memory_flags(args) -> MemorySettings:
+    """`--optimizer` and `--precision CATEGORY=DTYPE`, read as the config's keys are."""
+    from ..config.fields import MappingReader
+    from ..config.memory_settings import parse_memory_settings
+
+    precision = {}
+    for text in args.precision:
+        key, sep, dtype = text.partition("=")
+        if not sep:
+            raise ConfigError("--precision", text, "expected CATEGORY=DTYPE, e.g. parameters=bfloat16")
+        precision[key.strip()] = dtype.strip()
+    given = {"optimizer": args.optimizer} if args.optimizer else {}
+    if precision:
+        given["precision"] = precision
+    reader = MappingReader(given, "command line", "")
+    return parse_memory_settings(reader, args.mode or "inference") if given else MemorySettings(precision=Precision())
 
 
 def run(args) -> int:
@@ -71,7 +93,7 @@ def run(args) -> int:
         entries = [_command_line_entry(args)]
     else:
         for flag, given in (("--input", args.input), ("--dims-from", args.dims_from), ("--mode", args.mode),
-                            ("--assume", args.assume)):
+                            ("--assume", args.assume), ("--optimizer", args.optimizer), ("--precision", args.precision)):
             if given:
                 raise ConfigError(flag, "", "only with --entry (a configured model sets it in `models:`)")
         configured = {entry.name: entry for entry in config.models}

@@ -88,8 +88,20 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "models.NAME.dims_from": KeyDoc("path of a JSON file", NO_DEFAULT,
                                     "A Hugging Face `config.json`: each integer field is a dim of its name, "
                                     "and `config.x` reads its values."),
-    "models.NAME.mode": KeyDoc("`inference` or `training`", "inference",
-                               "`training` adds the backward (FLOPs and retained bytes)."),
+    "models.NAME.mode": KeyDoc("`inference`, `training`, `prefill` or `decode`", "inference",
+                               "`training` adds the backward (FLOPs, retained bytes and the memory of a "
+                               "training step); `prefill` and `decode` are serving (Contract 9, docs/memory.md)."),
+    "models.NAME.optimizer": KeyDoc("`none`, `sgd`, `sgd-momentum`, `adam`, `adamw`, `adafactor` or `lion`",
+                                    NO_DEFAULT, "Training only (`adamw` when unset): the optimizer whose states "
+                                                "`totals.memory` counts."),
+    "models.NAME.precision": KeyDoc("mapping of `parameters`, `gradients`, `optimizer_states`, `master_weights` "
+                                    "→ dtype", NO_DEFAULT,
+                                    "The dtype each memory category is held in (mixed precision: bf16 parameters "
+                                    "with fp32 `master_weights`); unset categories take the model's dtype."),
+    "models.NAME.cache_len": KeyDoc("positive integer", NO_DEFAULT,
+                                    "Decode: the tokens already in the KV cache the new token attends to."),
+    "models.NAME.cache_dtype": KeyDoc("dtype name", NO_DEFAULT,
+                                      "Prefill and decode: the KV cache's dtype (default: the model's)."),
     "models.NAME.assume": KeyDoc("mapping of code → true, false, integer or string", {},
                                  "Values for conditions the code cannot decide, matched by the condition's "
                                  "code (`\"self.flash\": false`)."),

@@ -16,9 +16,10 @@ from shape_annotations import ShapeDim, ShapeError, parse_shape_string
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader
+from .memory_settings import MemorySettings, parse_memory_settings
 from .safe_yaml import read_text_file
 
-MODES = ("inference", "training")
+MODES = ("inference", "training", "prefill", "decode")  # prefill/decode: Contract 9
 CAUSAL_ATTENTION_FLOPS = ("unmasked", "dense")
 _BUDGET_KEYS = ("flops", "retained_bytes", "latency_seconds")
 
@@ -42,6 +43,7 @@ class ModelEntry:
     assume: dict = field(default_factory=dict)  # condition text -> bool | int | str
     budgets: dict = field(default_factory=dict)  # kept for TCL503
     config_values: dict = field(default_factory=dict)  # the dims_from JSON object: what `config.x` reads
+    memory: MemorySettings = MemorySettings()  # optimizer, precision, KV cache (Contract 9)
 
 
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
@@ -137,7 +139,8 @@ def _budgets(reader: MappingReader) -> dict:
 
 
 def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEntry:
-    reader.allow_only(("entry", "inputs", "dims_from", "mode", "assume", "budgets"))
+    reader.allow_only(("entry", "inputs", "dims_from", "mode", "assume", "budgets", "optimizer", "precision",
+                       "cache_len", "cache_dtype"))
     entry_text = reader.text("entry", required=True)
     path, qualname = parse_entry_text(entry_text, root, lambda reason: reader.error("entry", reason))
     inputs = []
@@ -162,8 +165,9 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
     assume = _assume(assume_reader) if assume_reader is not None else {}
     budgets_reader = reader.mapping("budgets")
     budgets = _budgets(budgets_reader) if budgets_reader is not None else {}
+    memory = parse_memory_settings(reader, mode)
     reader.finish()
-    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values)
+    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values, memory)
 
 
 def parse_models(reader: MappingReader, root: Path | None) -> tuple[ModelEntry, ...]:

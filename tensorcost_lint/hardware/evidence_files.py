@@ -15,6 +15,7 @@ from estimator import BandwidthEvidence, ComputeEvidence, EstimatorError, Hardwa
 from estimator.records import FLOP_CONVENTIONS
 
 from ..config.errors import ConfigError
+from ..config.byte_sizes import parse_byte_size
 from ..config.fields import MappingReader
 from ..config.safe_yaml import load_yaml_file, load_yaml_text
 
@@ -52,6 +53,17 @@ def read_bandwidth(reader: MappingReader, boundary_key: str = "traffic_boundary"
     return record
 
 
+def _memory_bytes(reader: MappingReader) -> int | None:
+    """`memory_bytes: 80GB` (Contract 9): a byte size, as the config's budgets are written."""
+    raw = reader.raw("memory_bytes")
+    if raw is None:
+        return None
+    try:
+        return parse_byte_size(raw)
+    except ValueError as error:
+        raise reader.error("memory_bytes", str(error)) from None
+
+
 def read_device(reader: MappingReader) -> HardwareEvidence:
     try:
         device = HardwareEvidence(
@@ -62,6 +74,7 @@ def read_device(reader: MappingReader) -> HardwareEvidence:
             owner=reader.text("owner", required=True),
             compute=tuple(read_compute(r) for r in reader.records("compute")),
             bandwidth=tuple(read_bandwidth(r) for r in reader.records("bandwidth")),
+            memory_bytes=_memory_bytes(reader),
         )
     except EstimatorError as error:
         raise reader.error(error.field.rpartition(".")[2], error.reason) from None

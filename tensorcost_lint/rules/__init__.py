@@ -8,6 +8,7 @@ from .contraction_mismatch import EinsumContractMismatch, MatmulContractionMisma
 from .contraction_order import CostlyContractionOrder
 from .cost_ledger import CostLedger, LatencyBudget
 from .cost_regression import CostRegression
+from .device_memory import DeviceMemory
 from .model_regression import ModelCostRegression
 from .implicit_broadcast import ImplicitBatchBroadcast
 from .internal_error import InternalError
@@ -22,7 +23,7 @@ ALL_RULES: tuple[Rule, ...] = (
     ImplicitBatchBroadcast(),
     NarrowingAccumulation(), IncompatibleAccumulation(), MixedOperandDtypes(),
     QuadraticMaterialization(), IntermediateOverBudget(), CostlyContractionOrder(), TooLargeToCost(),
-    CostLedger(), LatencyBudget(), ModelBudget(),
+    CostLedger(), LatencyBudget(), ModelBudget(), DeviceMemory(),
     CostRegression(), ModelCostRegression(),
     InternalError(),
 )

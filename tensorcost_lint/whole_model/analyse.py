@@ -9,6 +9,7 @@ import libcst as cst
 
 from ..analysis.facts import TensorFact
 from .library_values import config_class_values
+from .memory_totals import MemoryTotals, memory_totals
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
 from .retention import Retention, retention
@@ -30,6 +31,7 @@ class ModelResult:
     root: Path
     files: list = field(default_factory=list)  # every file the run read (absolute): what its result depends on
     retention: Retention | None = None  # peak retained bytes, in total and per module
+    memory: MemoryTotals | None = None  # totals.memory (Contract 9)
 
     @property
     def calls_not_costed(self) -> list:
@@ -38,11 +40,15 @@ class ModelResult:
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
+    if entry.mode == "decode":
+        raise SourceError(f"{entry.name}: mode decode is not implemented yet (one token against a cache of "
+                          "cache_len needs the model's decode path with past_key_values)")
     sizes = {**entry.dims, **config.dims, **cli_dims}
-    root = Path(config.root) if config.root else Path(entry.path).resolve().parent
+    root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
-    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
+    run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
                    entry.config_values)
+    run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
         run.config_names, run.config_defaults = config_class_values(run.tree, source)
@@ -58,10 +64,12 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         self_fact = run.build(source, definition, [], {}, read_missing_as_dims=True)
         run.assign_paths(self_fact)
         function = FunctionRef(source, method, run.instance(self_fact))
+        root = self_fact
     else:
         if len(parts) > 1:
             raise SourceError(f"{entry.path}: {entry.qualname}: {parts[0]} is a function")
         function = FunctionRef(source, definition)
+        root = None
     keywords = {}
     for spec in entry.inputs:
         fact = TensorFact(spec.dims, spec.dtype, framework="torch")
@@ -85,5 +93,10 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     if run.storage.failure is not None:
         kept = Retention(None, {})
         run.problems.append((MEMORY_PROBLEM, f"not computed ({run.storage.failure})"))
-    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root,
-                       sorted(str(path) for path in run.tree.files), kept)
+    try:
+        memory = memory_totals(run, root, entry, config.default_dtype, kept.peak_bytes, sizes)
+    except (OverflowError, ArithmeticError) as error:  # exact counts above 2**63-1 are refused, never wrapped
+        memory = None
+        run.problems.append(("memory", str(error)))
+    return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root_path,
+                       sorted(str(path) for path in run.tree.files), kept, memory)

@@ -23,6 +23,7 @@ from ..findings import Finding
 from ..rule_selection import enabled_codes
 from ..rules import RULES_BY_CODE
 from .in_check import ModelOutcome, run_model
+from .memory_facts import over_device_memory
 from .model_facts import over_budget
 from .source_tree import SourceError
 
@@ -180,6 +181,7 @@ def _model_findings(config, outcome: ModelOutcome, by_real: dict, added: dict, m
                 result.path, line, column, f"internal error while analysing model `{outcome.name}`: {outcome.error}; "
                                            "please report it"))
         return
+    _device_memory(config, outcome, result, added)
     fact, unchecked = over_budget(outcome.name, outcome.mode, outcome.totals, outcome.budgets)
     for key in unchecked:
         why = {"retained_bytes": "the peak retained bytes are not known (`tensorcost model` says why)",
@@ -193,3 +195,21 @@ def _model_findings(config, outcome: ModelOutcome, by_real: dict, added: dict, m
     rule = RULES_BY_CODE["TCL503"]
     line, column = outcome.definition
     added.setdefault(result.path, []).append(rule.report(result.path, line, column, rule.message(fact, {})))
+
+
+def _device_memory(config, outcome: ModelOutcome, result, added: dict) -> None:
+    """TCL504 at the entry's `def` line when the model needs more memory than the device has."""
+    if result is None or outcome.definition is None:
+        return
+    if "TCL504" not in enabled_codes(config.select, config.extend_select, config.ignore_for(result.path)):
+        return
+    try:
+        device = config.hardware
+    except Exception:  # noqa: BLE001 - an unknown profile is the config's error, reported elsewhere
+        return
+    fact = over_device_memory(outcome.name, outcome.mode, outcome.totals, device.id, device.memory_bytes)
+    if fact is not None:
+        rule = RULES_BY_CODE["TCL504"]
+        line, column = outcome.definition
+        added.setdefault(result.path, []).append(rule.report(result.path, line, column, rule.message(fact, {})))
+

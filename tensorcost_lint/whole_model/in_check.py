@@ -18,12 +18,13 @@ from pathlib import Path
 from ..rules import ALL_RULES, RuleContext, SiteResult, describe
 from ..site_costs import cost_site
 from .analyse import analyse_model
+from .memory_facts import memory_totals_of
 from .report import model_json
 from .source_tree import SourceError
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.
-_CONTEXT_RULES = tuple(rule for rule in ALL_RULES if rule.code not in ("TCL503", "TCL601", "TCL602", "TCL900"))
+_CONTEXT_RULES = tuple(rule for rule in ALL_RULES if rule.code not in ("TCL503", "TCL504", "TCL601", "TCL602", "TCL900"))
 TOTAL_METRICS = ("flops", "forward_flops", "backward_flops", "traffic_bytes", "peak_retained_bytes",
                  "lower_bound_seconds")
 
@@ -89,7 +90,8 @@ def _totals(result, hardware_id: str) -> dict:
     seconds = part.seconds[1] if result.entry.mode != "training" else None
     return {"flops": part.total(1), "forward_flops": part.forward[1], "backward_flops": part.backward[1],
             "traffic_bytes": part.traffic[1], "peak_retained_bytes": retained if type(retained) is int else None,
-            "lower_bound_seconds": None if seconds is None else str(Decimal(seconds))}
+            "lower_bound_seconds": None if seconds is None else str(Decimal(seconds)),
+            **memory_totals_of(published.get("memory"))}  # TCL504 (Contract 9)
 
 
 def _site_path(site) -> str | None:

@@ -17,11 +17,14 @@ _MISSING = object()
 
 
 MAX_JSON_ITEMS = 4096  # a config list longer than this stays unknown (bounded work)
+# `attention_dropout: 0.0` in a config.json: a number whose value memory_activations needs (dropout
+# at p=0 saves nothing), recognised by identity so no other reader of a ScalarFact changes
+ZERO_FLOAT = ScalarFact()
 
 
 def json_fact(name: str, value, sizes, floats=None):
     """The fact of one config.json value; integers are dims of their field's name; with `floats`
-    (the run's known_floats.FloatValues), a float keeps its value."""
+    (the run's known_floats.FloatValues), a float keeps its value (0.0 is ZERO_FLOAT)."""
     if value is None:
         return NONE
     if type(value) is bool:
@@ -31,6 +34,8 @@ def json_fact(name: str, value, sizes, floats=None):
             return DimFact(Sym(name))
         return IntFact(value) if value <= 0 else DimFact(Const(value))
     if type(value) is float:
+        if value == 0:
+            return ZERO_FLOAT  # a 0.0 dropout probability is read by identity
         return floats.make(value) if floats is not None else ScalarFact()
     if type(value) is str:
         return StringFact(value)

@@ -57,11 +57,14 @@ class ModelEvaluator(Evaluator):
         finally:
             from_grad = frames.pop()
         self.run.storage.observe(self, node, fact)
+        if from_grad and _returned_by_tree_code(self.run, node, fact):
+            from_grad = _any_needs_grad(self.run, fact)  # the callee's own ops marked what needs a gradient
         if from_grad and type(fact) is TensorFact:
             self.run.mark(fact)  # computed from a tensor that needs a gradient
         elif from_grad and type(fact) is SequenceFact:
             for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                 self.run.mark(item)
+        self.run.saved_ops.observe(self.run, self, node, fact)  # what the op saves (memory_activations)
         tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
         if frames and (from_grad or tainted or self.run.needs_grad(fact)):
             frames[-1] = True  # anything computed from a tensor that needs a gradient needs one
@@ -235,6 +238,8 @@ class ModelEvaluator(Evaluator):
             return value
         if type(receiver) is Embedding and name == "weight":
             return None
+        if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
+            return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         return super().attribute_of(receiver, name)
@@ -252,9 +257,14 @@ class ModelEvaluator(Evaluator):
             return fact
         built = run.build_container(self, last, args)
         if built is not UNHANDLED:
-            return built
+            return run.parameters.constructed(run, self, last, args, built)
         if library_layers.has_parameters(name, args):
-            return run.parametrised(module_constructor(self, name, args))
+            return run.parametrised(run.parameters.constructed(run, self, last, args,
+                                                               module_constructor(self, name, args)))
+        if last[:1].isupper():  # a torch.nn class: its parameters are recorded (memory_parameters)
+            built = module_constructor(self, name, args)
+            if built is not None:
+                return run.parameters.constructed(run, self, last, args, built)
         return UNHANDLED
 
     def torch_layer(self, name: str, args):
@@ -478,6 +488,7 @@ class ModelFlow(FunctionFlow):
         if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
             return  # `kwargs['k'] = v` on a known dict
         super().assign(target, fact, value_node)
+        self.run_.parameters.tie(self.evaluator, target, value_node)  # `a.weight = b.weight`
 
     def _annotated_assign(self, node) -> None:
         """`self.W_U: Float[Tensor, "d_model d_vocab"] = nn.Parameter(...)`: the annotation's fact
@@ -727,3 +738,18 @@ def _at_least_one(dim, sizes) -> bool:
     except Exception:  # noqa: BLE001 - an unbound dim is simply not known to be >= 1
         return False
     return value is not None and value >= 1
+
+
+def _returned_by_tree_code(run, node, fact) -> bool:
+    """`self.rotary_emb(x, ids)`: a call of the tree's own code whose result it computed (memory:
+    `cos, sin` made from position ids need no gradient though `x` does)."""
+    if not isinstance(node, cst.Call) or type(fact) not in (TensorFact, SequenceFact):
+        return False
+    callee = run.storage.seen.get(id(node.func))
+    return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)
+
+
+def _any_needs_grad(run, fact) -> bool:
+    items = fact.items if type(fact) is SequenceFact else (fact,)
+    return any(type(item) is TensorFact and run.needs_grad(item) for item in items)
+

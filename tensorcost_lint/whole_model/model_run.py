@@ -30,6 +30,8 @@ from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, R
     Visit
 from .known_floats import FloatValues
 from .optional_values import MaybeNone, join_optional
+from .memory_activations import SavedOps
+from .memory_parameters import ParameterLedger
 from .saved_tensors import site_memory
 from .shape_loss import ShapeLoss, lost_shape
 from .storage import StorageTracker
@@ -91,6 +93,8 @@ class ModelRun:
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
         self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
+        self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
+        self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact) -> None:

@@ -356,6 +356,8 @@ def call_named(interp, node, args, name: str):
         if built is not UNHANDLED:
             return built
         module = module_constructor(interp, name, args)
+        if module is not None:  # its parameters, for memory (memory_parameters)
+            interp.run.parameters.constructed(interp.run, interp, name.rsplit(".", 1)[-1], args, module)
         if module is not None and has_parameters(name, args):
             interp.run.parametrised(module)
         if module is not None:

@@ -103,8 +103,8 @@ def _value(run, interp, registry_ref, node, source):
         return resolved
     # the registry builds what it holds (`ACT2FN[...]` returns `cls()`)
     name = resolved.name if type(resolved) is TorchFunction else resolved.node.name.value
-    if name.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:
-        return ModuleFact("preserve")
+    if name.rsplit(".", 1)[-1] in SHAPE_PRESERVING_MODULES:  # recorded: it holds no parameter (memory_parameters)
+        return run.parameters.constructed(run, None, name.rsplit(".", 1)[-1], None, ModuleFact("preserve"))
     if type(resolved) is ClassRef:
         return run.build(resolved.source, resolved.node, [], {}, read_missing_as_dims=False)
     return None

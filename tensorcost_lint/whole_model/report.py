@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 
+
 def _relative(path: str, root) -> str:
     try:
         relative = os.path.relpath(path, root)
@@ -62,6 +63,8 @@ def model_json(result, hardware_id: str) -> dict:
             "peak_retained_bytes": result.retention.peak_bytes if result.retention is not None else None,
             # the backward has no bound of its own yet: a training bound would be a guess
             "lower_bound_seconds": None if training else _seconds(part.seconds[1]),
+            # Contract 9: bytes by category (memory_totals)
+            "memory": result.memory.as_json() if result.memory is not None else None,
         },
         "undecided": list(result.undecided),
         "unresolved_sites": sum(1 for row in rows if not row["resolved"]),
@@ -99,8 +102,11 @@ def module_rows(result, rows) -> list[dict]:
     sums = _inclusive(result, rows)
     kept = result.retention.by_module if result.retention is not None else {}
     paths = sorted(set(result.classes) | set(result.totals.visits), key=lambda p: (p.split(".") if p else []))
+    memory = result.memory.by_module if result.memory is not None else {}
     return [{"path": path, "class": result.classes.get(path, ""), "executions": result.totals.visits.get(path),
-             "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0)} for path in paths]
+             "flops": sums.get(path, (0, 0))[0], "retained_bytes": kept.get(path, 0),
+             # Contract 9: the module's parameter and saved-activation bytes, its submodules' included
+             "memory": memory.get(path, {})} for path in paths]
 
 
 def model_document(results, hardware_id: str) -> dict:

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from estimator.units import round_fixed
 
+from .memory_report import memory_lines
 from .report import model_json
 
 SHORT_EXPRESSION = 60  # characters: longer expressions are shown by their callee
@@ -165,4 +166,5 @@ def model_text(result, hardware_id: str) -> str:
     lines += not_followed_lines(data["not_followed"])
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
+    lines.extend(memory_lines(data["totals"]["memory"]))  # last: the lines above keep their places
     return "\n".join(lines)

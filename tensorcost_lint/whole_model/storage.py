@@ -205,10 +205,10 @@ class StorageTracker:
         receiver, layout = self._receiver(receiver_node)
         if layout is None or type(receiver) is not TensorFact:
             return None
-        return _method_layout(method, receiver, layout, fact, sizes, args)
+        return _method_layout(method, receiver, layout, fact, sizes, args, getattr(self.run, "default_dtype", None))
 
 
-def _method_layout(method, receiver, layout: Layout, fact, sizes, args) -> Layout | None:
+def _method_layout(method, receiver, layout: Layout, fact, sizes, args, default_dtype=None) -> Layout | None:
     strides = layout.strides
     if method in _RESHAPES:
         new = view_strides(layout.sizes, strides, sizes)
@@ -221,8 +221,9 @@ def _method_layout(method, receiver, layout: Layout, fact, sizes, args) -> Layou
         return layout  # in place: the receiver's own storage
     if method in ("contiguous", "detach", "requires_grad_"):
         return layout if method != "contiguous" or is_contiguous(layout.sizes, strides) else None
-    if method in _SAME_IF_DTYPE:
-        return layout if fact.dtype == receiver.dtype and sizes == layout.sizes else None
+    if method in _SAME_IF_DTYPE:  # a dtype the code names none of is the config's default_dtype
+        same = (fact.dtype or default_dtype) == (receiver.dtype or default_dtype)
+        return layout if same and sizes == layout.sizes else None
     if strides is None:
         return Layout(layout.storage, sizes, None) if method in _VIEWS else None
     rank = len(strides)

@@ -10,7 +10,7 @@ from pathlib import Path
 from tensorcost_lint.analysis import problems
 from tensorcost_lint.baseline import compare
 from tensorcost_lint.rules import ALL_RULES, RULE_FOR_FACT
-from tensorcost_lint.whole_model import model_facts
+from tensorcost_lint.whole_model import memory_facts, model_facts
 
 ROOT = Path(__file__).resolve().parents[2] / "tensorcost_lint"
 BELOW_RULES = [*sorted((ROOT / "analysis").glob("*.py")), ROOT / "site_costs.py", ROOT / "cost_steps.py",
@@ -19,10 +19,11 @@ BELOW_RULES = [*sorted((ROOT / "analysis").glob("*.py")), ROOT / "site_costs.py"
 
 def _fact_types():
     """Facts of the analysis, of the baseline comparison (TCL601 grows between two runs) and of
-    whole-model runs (TCL503 budgets, TCL602 growth)."""
+    whole-model runs (TCL503 budgets, TCL504 device memory, TCL602 growth)."""
     facts = {obj for _, obj in inspect.getmembers(problems, inspect.isclass)
              if obj.__module__ == problems.__name__ and obj not in (problems.ShapeProblem, problems.Reported)}
-    return facts | {compare.SiteRegression, model_facts.ModelOverBudget, model_facts.ModelRegression}
+    return facts | {compare.SiteRegression, model_facts.ModelOverBudget, model_facts.ModelRegression,
+                    memory_facts.ModelOverDeviceMemory}
 
 
 def test_every_fact_type_belongs_to_exactly_one_rule():

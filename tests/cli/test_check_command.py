@@ -226,5 +226,5 @@ def test_explain_prints_the_rule_page():
     assert "## Use instead" in result.stdout
     assert_one_line_error(run_tensorcost("explain", "TCL999"), "unknown rule code")
     listing = run_tensorcost("explain")
-    assert listing.stdout.count("| TCL") == 18  # TCL001 ... TCL900, with TCL404, TCL503, TCL601 and TCL602
+    assert listing.stdout.count("| TCL") == 19  # TCL001 ... TCL900, with TCL404, TCL503, TCL504, TCL601 and TCL602
     assert "| TCL503 | model-budget | on |" in listing.stdout

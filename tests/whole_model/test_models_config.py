@@ -43,7 +43,7 @@ def test_entry_fields_are_read(tmp_path):
     ("models: {m: {inputs: {x: B T}}}\n", "models.m.entry: required key is missing"),
     ("models: {m: {entry: model.py}}\n", "models.m.entry: expected FILE:QUALNAME, e.g. model.py:GPT.forward"),
     ("models: {m: {entry: 'model.py:GPT.forward', mode: eval}}\n",
-     "models.m.mode: expected one of inference, training, got 'eval'"),
+     "models.m.mode: expected one of inference, training, prefill, decode, got 'eval'"),
     ("models: {m: {entry: 'model.py:GPT.forward', inputs: {x: 'int64 B ...T'}}}\n", "models.m.inputs.x: invalid shape"),
     ("models: {m: {entry: 'model.py:GPT.forward', inputs: {x: 3}}}\n",
      "models.m.inputs.x: expected a string like \"int64 B T\", got 3"),

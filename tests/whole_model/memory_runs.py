@@ -1,0 +1,85 @@
+"""Torch's own counts of a training step's memory, the figures `totals.memory` must equal:
+`torch.distributed._tools.mem_tracker.MemTracker` on CPU for a steady-state step (one untracked
+warm-up step creates the optimizer's states; then forward, backward, `optimizer.step()`,
+`zero_grad()` under the tracker), read by category."""
+
+from __future__ import annotations
+
+
+def tracked_step(model, inputs, optimizer, loss_of, autocast=None) -> dict:
+    """{"peak": total bytes at the step's peak, "peak_categories": {category: bytes} at that moment,
+    "after": {category: bytes} once the step is done} for one steady-state step of `model`;
+    `loss_of(output)` is the scalar the backward starts from; `autocast`: a dtype the forward runs
+    in under `torch.autocast("cpu")` (a bfloat16 model whose buffers stay float32)."""
+    import contextlib
+
+    import torch
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    def forward():
+        with torch.autocast("cpu", dtype=autocast) if autocast is not None else contextlib.nullcontext():
+            return loss_of(model(*inputs))
+
+    model.train(True)
+    forward().backward()  # warm-up: the optimizer makes its states in its first step
+    optimizer.step()
+    optimizer.zero_grad()
+    tracker = MemTracker()
+    tracker.track_external(model, optimizer)
+    with tracker:
+        forward().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        after = tracker.get_tracker_snapshot("current")
+    device = torch.device("cpu")
+    peak = tracker.get_tracker_snapshot("peak")[device]
+    return {"peak": peak["Total"], "peak_categories": {str(k): v for k, v in peak.items()},
+            "after": {str(k): v for k, v in after[device].items()}}
+
+
+def parameter_bytes(model) -> int:
+    """The bytes of model.parameters(), once per storage (a tied weight once)."""
+    storages = {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes() for p in model.parameters()}
+    return sum(storages.values())
+
+
+def state_bytes(optimizer) -> int:
+    """The bytes of every tensor in the optimizer's per-parameter state, once per storage."""
+    import torch
+
+    storages = {}
+    for state in optimizer.state.values():
+        for value in state.values():
+            if isinstance(value, torch.Tensor):
+                storages[value.untyped_storage().data_ptr()] = value.untyped_storage().nbytes()
+    return sum(storages.values())
+
+
+def saved_activation_bytes(loss, model) -> int:
+    """Bytes of every storage autograd holds for backward at the end of the forward: each node's
+    `_saved_*` tensors (and a reentrant checkpoint's saved inputs), over every `grad_fn` reachable
+    from `loss`, one count per storage, parameters excluded."""
+    import torch
+
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    storages: dict = {}
+    seen, pending = set(), [loss.grad_fn]
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        saved = []
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                value = getattr(node, name)
+                saved.extend(value if isinstance(value, (tuple, list)) else [value])
+        if type(node).__name__ == "CheckpointFunctionBackward":
+            saved.extend(node.saved_tensors)
+        for tensor in saved:
+            if isinstance(tensor, torch.Tensor):
+                storage = tensor.untyped_storage()
+                if storage.data_ptr() not in parameters:
+                    storages[storage.data_ptr()] = storage.nbytes()
+        pending.extend(f for f, _ in node.next_functions)
+    return sum(storages.values())

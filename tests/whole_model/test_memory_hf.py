@@ -1,0 +1,76 @@
+"""`totals.memory` over the installed Hugging Face transformers source (the five models
+test_hf_transformers names): parameters (GPT-2's lm_head tied by `_tied_weights_keys` and the
+config's `tie_word_embeddings`) and AdamW's states equal MemTracker's categories for a steady-state
+training step on the same tiny configs."""
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from tensorcost_lint.cli.main import main  # noqa: E402
+from tests.whole_model.memory_runs import parameter_bytes, tracked_step  # noqa: E402
+from tests.whole_model.test_hf_transformers import BATCH, MODELS, SEQ, SOURCE  # noqa: E402
+
+
+def _loss(outputs):
+    return sum(value.float().sum() for value in outputs.values() if isinstance(value, torch.Tensor))
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "qwen2"])
+def test_parameters_and_adamw_states_equal_mem_trackers(tmp_path, capsys, name):
+    path, cls, make_config = MODELS[name]
+    make_config().save_pretrained(tmp_path)
+    entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
+    (tmp_path / "tensorcost.yaml").write_text(
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nmodels:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
+        f"dims_from: config.json, mode: training, optimizer: adamw, "
+        f"assume: {{'self.config._attn_implementation': eager}}}}\n")
+    assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
+    config = make_config()
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)(config)
+    ids = torch.zeros(BATCH, SEQ, dtype=torch.long)
+    measured = tracked_step(model, (ids,), torch.optim.AdamW(model.parameters()), _loss)["after"]
+    assert memory["parameters"] == measured["_MemRefType.PARAM"] == parameter_bytes(model)
+    assert memory["optimizer_states"] == measured["_MemRefType.OPT"]
+    assert memory["gradients"] == memory["parameters"]
+
+
+# dropout at p > 0 keeps a mask that is not modelled yet: the configs switch it off, as a run
+# measuring memory without dropout would
+NO_DROPOUT = {"gpt2": dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),
+              "bert": dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)}
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "qwen2"])
+def test_activations_equal_autograds_saved_tensors(tmp_path, capsys, name):
+    from tests.whole_model.memory_runs import saved_activation_bytes
+
+    path, cls, make_config = MODELS[name]
+
+    def configured():
+        config = make_config()
+        for key, value in NO_DROPOUT.get(name, {}).items():
+            setattr(config, key, value)
+        return config
+
+    configured().save_pretrained(tmp_path)
+    entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
+    (tmp_path / "tensorcost.yaml").write_text(
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nmodels:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
+        f"dims_from: config.json, mode: training, "
+        f"assume: {{'self.config._attn_implementation': eager}}}}\n")
+    assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
+    config = configured()
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)(config)
+    model.train()
+    loss = _loss(model(input_ids=torch.zeros(BATCH, SEQ, dtype=torch.long)))
+    assert memory["activations"] == saved_activation_bytes(loss, model)
