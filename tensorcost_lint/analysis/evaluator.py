@@ -99,7 +99,7 @@ class Evaluator:
     def _eval_ConcatenatedString(self, node):
         left, right = self.eval(node.left), self.eval(node.right)
         if type(left) is StringFact and type(right) is StringFact:
-            return StringFact(left.value + right.value)
+            return StringFact(left.value + right.value, left.origin or right.origin)
         return None
 
     def _eval_Tuple(self, node: cst.Tuple):

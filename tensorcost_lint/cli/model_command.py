@@ -57,7 +57,16 @@ def _command_line_entry(args) -> ModelEntry:
             raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
         assume[" ".join(condition.split())] = _assume_value(value)
     return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims_of_config(values),
-                      args.mode or "inference", assume, config_values=values)
+                      args.mode or "inference", assume, config_values=values, readable=(_package_root(Path(path)),))
+
+
+def _package_root(path: Path) -> str:
+    """The top package holding `path` (transformers/ for .../models/llama/modeling_llama.py), or
+    its folder: what an entry named on the command line may import."""
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and (folder.parent / "__init__.py").is_file():
+        folder = folder.parent
+    return str(folder)
 
 
 def run(args) -> int:

@@ -42,6 +42,8 @@ class ModelEntry:
     assume: dict = field(default_factory=dict)  # condition text -> bool | int | str
     budgets: dict = field(default_factory=dict)  # kept for TCL503
     config_values: dict = field(default_factory=dict)  # the dims_from JSON object: what `config.x` reads
+    # directories the command line named (`--entry`'s package): readable beyond the project root
+    readable: tuple = ()
 
 
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
@@ -136,10 +138,11 @@ def _budgets(reader: MappingReader) -> dict:
     return budgets
 
 
-def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEntry:
+def parse_model(name: str, reader: MappingReader, root: Path | None, confinement=None) -> ModelEntry:
     reader.allow_only(("entry", "inputs", "dims_from", "mode", "assume", "budgets"))
     entry_text = reader.text("entry", required=True)
     path, qualname = parse_entry_text(entry_text, root, lambda reason: reader.error("entry", reason))
+    _confined(confinement, path, entry_text.rpartition(":")[0], reader, "entry")
     inputs = []
     inputs_reader = reader.mapping("inputs")
     if inputs_reader is not None:
@@ -155,6 +158,7 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
         json_path = Path(dims_from)
         if not json_path.is_absolute() and root is not None:
             json_path = root / json_path
+        _confined(confinement, json_path, dims_from, reader, "dims_from")
         values = read_config_json(json_path, reader.source, f"{reader.prefix}.dims_from")
         dims = dims_of_config(values)
     mode = reader.choice("mode", MODES, "inference")
@@ -166,7 +170,15 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
     return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values)
 
 
-def parse_models(reader: MappingReader, root: Path | None) -> tuple[ModelEntry, ...]:
+def _confined(confinement, path, shown: str, reader: MappingReader, key: str) -> None:
+    if confinement is not None:
+        try:
+            confinement.check(path, shown)
+        except OSError as error:  # confinement.OutsideProject
+            raise reader.error(key, str(error)) from None
+
+
+def parse_models(reader: MappingReader, root: Path | None, confinement=None) -> tuple[ModelEntry, ...]:
     models_reader = reader.mapping("models")
     if models_reader is None:
         return ()
@@ -175,6 +187,6 @@ def parse_models(reader: MappingReader, root: Path | None) -> tuple[ModelEntry, 
         if not name.strip():
             raise models_reader.error(name, "a model name must be non-empty")
         entry_reader = models_reader.mapping(name, required=True)
-        entries.append(parse_model(name, entry_reader, root))
+        entries.append(parse_model(name, entry_reader, root, confinement))
     models_reader.finish()
     return tuple(entries)

@@ -33,8 +33,10 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     sizes = {**entry.dims, **config.dims, **cli_dims}
     root = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
-    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
-                   entry.config_values)
+    # the project root and source_roots; what the command line named is the user's explicit choice
+    confinement = config.confinement.widened(*entry.readable)
+    run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder, confinement), sizes, entry.mode,
+                   entry.assume, entry.config_values)
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
         run.config_names, run.config_defaults = config_class_values(run.tree, source)

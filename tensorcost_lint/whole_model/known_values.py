@@ -174,7 +174,7 @@ def subscript(interp, node: cst.Subscript):
             bounds.append(int_of(interp.run, interp.eval(bound)))
             if bounds[-1] is None:
                 return None
-        return StringFact(value.value[bounds[0]:bounds[1]])
+        return value.derived(value.value[bounds[0]:bounds[1]])
     return UNHANDLED
 
 
@@ -365,6 +365,7 @@ def formatted_string(interp, node: cst.FormattedString):
     (an einsum's subscripts built this way are then a literal pattern); None otherwise."""
     text = []
     known = True
+    origin = None
     for part in node.parts:
         if isinstance(part, cst.FormattedStringText):
             text.append(part.value)
@@ -375,13 +376,14 @@ def formatted_string(interp, node: cst.FormattedString):
             continue
         if type(value) is StringFact:
             text.append(value.value)
+            origin = origin or value.origin
         elif type(value) in (IntFact, DimFact) and int_of(interp.run, value) is not None:
             text.append(str(int_of(interp.run, value)))
         else:
             known = False
     if not known or "{" in "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)):
         return None  # `{{` escapes in the text: not read
-    return StringFact("".join(text))
+    return StringFact("".join(text), origin)
 
 
 def dict_display(interp, node: cst.Dict):

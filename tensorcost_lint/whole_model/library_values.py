@@ -28,7 +28,7 @@ def json_fact(name: str, value, sizes):
     if type(value) is float:
         return ScalarFact()
     if type(value) is str:
-        return StringFact(value)
+        return StringFact(value, f"config.{name}")
     if type(value) is dict:
         return MappingFact(tuple((key, json_fact(key, item, {})) for key, item in value.items()
                                  if isinstance(key, str)))

@@ -17,6 +17,7 @@ from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, Sca
 from ..analysis.annotations import facts_from_annotation, single_fact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
+from ..analysis.cst_parse import parse_module
 from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, choices, library_layers, python_values
@@ -568,7 +569,7 @@ def _parse_assignment(home, value):
     own lines; its positions join the file's context."""
     lines = home.definitions.lines
     try:
-        module = cst.parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
+        module = parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
     except (cst.ParserSyntaxError, RecursionError):
         return None
     statement = module.body[0] if module.body else None

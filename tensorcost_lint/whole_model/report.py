@@ -8,6 +8,8 @@ from decimal import Decimal
 
 from estimator.units import round_fixed
 
+from ..formats.printable import printable
+
 
 def _relative(path: str, root) -> str:
     try:
@@ -130,4 +132,4 @@ def model_text(result, hardware_id: str) -> str:
             lines.append(f"  {call['path']}:{call['line']}:{call['column']}: {call['expression']}: {call['reason']}")
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # names and code from the repository, escaped

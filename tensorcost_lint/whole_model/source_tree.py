@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from shape_annotations import merge_dim_bindings
 
+from ..analysis.cst_parse import parse_module
 from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
@@ -84,7 +85,7 @@ def parse_piece(text: str, path: str, first: int) -> cst.Module:
     found = _BY_TEXT.get(key)
     if found is not None:
         return found.module
-    module = cst.parse_module(text)
+    module = parse_module(text)
     lines = text.count("\n") + 1
     if lines > MAX_PARSED_LINES:
         return module
@@ -173,8 +174,9 @@ class SourceFile:
 class SourceTree:
     """Parses each file once per run."""
 
-    def __init__(self, root: Path, config, cli_dims: dict, recorder: Recorder) -> None:
+    def __init__(self, root: Path, config, cli_dims: dict, recorder: Recorder, confinement=None) -> None:
         self.root = root
+        self.confinement = confinement  # confinement.Confinement: the only files a run may read
         self.config = config
         self.cli_dims = cli_dims
         self.recorder = recorder
@@ -189,6 +191,8 @@ class SourceTree:
             return cached
         if len(self.files) >= MAX_FILES:
             raise SourceError(f"{path}: more than {MAX_FILES} files reached; refused")
+        if self.confinement is not None and not self.confinement.allows(path):
+            raise SourceError(f"{path}: outside the project root (reading it needs its directory in `source_roots`)")
         self.files[path] = None
         try:
             text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
@@ -242,7 +246,7 @@ class SourceTree:
         for base in bases:
             candidate = base.joinpath(*parts) if parts else base
             for file in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):
-                if file is not None and file.is_file():
+                if file is not None and file.is_file() and (self.confinement is None or self.confinement.allows(file)):
                     return file
         return None
 
