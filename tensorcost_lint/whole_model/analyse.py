@@ -71,6 +71,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
+    not_followed.extend(run.limits)
     try:
         kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
     except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped

@@ -22,7 +22,7 @@ from . import choices, decisions, expressions, known_builtins, known_iteration, 
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
-    Repeat, Sequential
+    ModuleRef, Repeat, Sequential
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
 _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
@@ -75,7 +75,13 @@ class ModelEvaluator(Evaluator):
             if library is not None:
                 return library
             registry = registries.registry(self.run, self.source, node.value)
-            return registry if registry is not None else self.run.module_value(self.source, node.value)
+            if registry is not None:
+                return registry
+            value = self.run.module_value(self.source, node.value)
+            if value is None and self.run.tree.is_import(self.source, node.value):
+                module = self.run.tree.module_named(self.source, node.value)  # `from . import c`
+                return ModuleRef(module) if module is not None else None
+            return value
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
@@ -217,6 +223,8 @@ class ModelEvaluator(Evaluator):
             return None
         if type(receiver) is ClassRef:
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
+        if type(receiver) is ModuleRef:
+            return _module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)
 
     # -- calls of the tree's code ------------------------------------------------------------------
@@ -316,6 +324,11 @@ class ModelEvaluator(Evaluator):
             return choices.call_module_choice(self, node, callee, args)
         if type(callee) is CallableChoice:
             return choices.call_callable_choice(self, node, callee, args)
+        if callee is None:
+            why = _why_unknown(self, func)
+            if why is not None:  # the tree's own code that could not be read: listed, never dropped
+                run.not_followed(self.ctx, node, why)
+                return UNHANDLED
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
@@ -356,6 +369,42 @@ def _ceil_div(length, step: int, sizes):
     if value is not None:
         return simplify_dim(BinOp("//", length, Const(step)))
     return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
+
+
+def _module_attribute(run, module: ModuleRef, name: str):
+    """`c.helper` for a module of the tree: its definition (or one it imports), or a submodule."""
+    found = run.tree.definition(module.source, name)
+    if found is not None:
+        source, definition = found
+        return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) else FunctionRef(source, definition)
+    if name in module.source.constants:
+        value = module.source.constants[name]
+        return DimFact(Const(value)) if value >= 1 else None
+    submodule = run.tree.submodule(module.source, name) or run.tree.module_named(module.source, name)
+    return ModuleRef(submodule) if submodule is not None else None
+
+
+def _why_unknown(interp, func) -> str | None:
+    """Why a callee of the tree's own code is unknown: the import that names it broke on the way
+    (a file missing, unreadable, outside the project root, past a limit)."""
+    tree, source = interp.run.tree, interp.source
+    if isinstance(func, cst.Name):
+        if func.value in interp.env:
+            return None
+        return tree.why_not_followed(source, func.value)
+    if isinstance(func, cst.Attribute) and _pure(func.value):
+        receiver = interp.eval(func.value)
+        if type(receiver) is ModuleRef:
+            why = tree.why_not_followed(receiver.source, func.attr.value)
+            if why is None and tree.definition(receiver.source, func.attr.value) is None:
+                why = f"`{func.attr.value}` is not defined in {receiver.source.path.name}"
+            return why
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        if isinstance(inner, cst.Name) and inner.value not in interp.env:
+            return tree.why_not_followed(source, inner.value)
+    return None
 
 
 def _module_like(func, env) -> bool:

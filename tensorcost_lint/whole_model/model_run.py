@@ -76,6 +76,7 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.limits: list = []  # (path, line, column, what, reason): where a limit stopped the analysis
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
@@ -134,6 +135,21 @@ class ModelRun:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
         if self.building == 0 and all(seen is not node for _, seen, _ in self.unfollowed):
             self.unfollowed.append((ctx, node, reason))
+
+    def limit_reached(self, path, line: int, column: int, what: str, reason: str) -> None:
+        """A limit (base classes, call depth, import hops, files, the work budget) stopped the
+        analysis here: listed with the calls not followed, so the total is never complete by silence."""
+        record = (str(path), line, column, what[:200], reason)
+        if record not in self.limits:
+            self.limits.append(record)
+
+    def limit_at(self, function: FunctionRef, what: str, reason: str) -> None:
+        """`limit_reached` at the `def` of `function`."""
+        try:
+            line, column, _, _ = function.source.ctx.position(function.node)
+        except (KeyError, AttributeError):
+            line, column = 1, 1
+        self.limit_reached(function.source.ctx.settings.path, line, column, what, reason)
 
     def note_undecided(self, condition: str) -> None:
         if self.building == 0 and condition not in self.undecided:
@@ -431,8 +447,12 @@ class ModelRun:
             result, entries = cached
             self.entries.extend(entries)
             return result
-        if id(function.node) in self.active or len(self.active) >= MAX_CALL_DEPTH:
-            self.problems.append((function.node.name.value, "recursive call: not followed"))
+        if id(function.node) in self.active:
+            self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
+            return None
+        if len(self.active) >= MAX_CALL_DEPTH:
+            self.limit_at(function, f"{function.node.name.value}()",
+                          f"call depth limit: more than {MAX_CALL_DEPTH} nested calls; not followed")
             return None
         helper = function.bound is None and function.source is self.build_file
         limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH

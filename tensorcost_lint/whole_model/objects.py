@@ -69,6 +69,14 @@ class FunctionRef:
 
 
 @dataclass(frozen=True)
+class ModuleRef:
+    """A module of the tree bound to a name (`from . import c`, `import pkg.c as c`): `c.helper`
+    is its top-level definition."""
+
+    source: object  # source_tree.SourceFile
+
+
+@dataclass(frozen=True)
 class ClassRef:
     source: object
     node: object  # cst.ClassDef

@@ -26,6 +26,9 @@ from .inheritance import last_method
 MAX_SOURCE_BYTES = 4 * 2**20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
 MAX_FILES = 2000
+# `from .a import x` where a.py re-exports x from b.py, and so on: files followed for one name. A
+# chain longer than this is listed as not followed (its cost is unknown), never silently dropped.
+MAX_IMPORT_HOPS = 64
 
 
 class SourceError(Exception):
@@ -169,6 +172,8 @@ class SourceFile:
     constants: dict = field(default_factory=dict)  # top-level `NAME = 3` -> int
     values: dict = field(default_factory=dict)  # top-level `NAME = Call(...)` / `NAME = {...}` -> ast value
     classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
+    module_imports: dict = field(default_factory=dict)  # `import a.b as c`: c -> "a.b"; `import a.b`: a -> "a"
+    star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
 
 
 class SourceTree:
@@ -181,13 +186,16 @@ class SourceTree:
         self.cli_dims = cli_dims
         self.recorder = recorder
         self.files: dict[Path, SourceFile | None] = {}
+        self.unreadable: dict = {}  # path -> why it could not be read (said again when it is reached again)
+        self.failures: dict = {}  # (file path, name) -> why the name's import could not be followed
+        self._modules: dict = {}  # (file path, name) -> the SourceFile a module name means, or None
 
     def load(self, path: Path) -> SourceFile:
         path = path.resolve()
         if path in self.files:
             cached = self.files[path]
             if cached is None:
-                raise SourceError(f"{path}: could not be parsed")
+                raise SourceError(self.unreadable.get(path, f"{path}: could not be parsed"))
             return cached
         if len(self.files) >= MAX_FILES:
             raise SourceError(f"{path}: more than {MAX_FILES} files reached; refused")
@@ -198,9 +206,11 @@ class SourceTree:
             text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
             tree = ast.parse(text)
         except FileNotFoundError:
-            raise SourceError(f"{path}: file not found") from None
-        except (OSError, UnicodeDecodeError, SyntaxError, RecursionError) as error:
-            raise SourceError(f"{path}: cannot be analysed: {str(error).splitlines()[0][:200]}") from None
+            self.unreadable[path] = f"{path}: file not found"
+            raise SourceError(self.unreadable[path]) from None
+        except (OSError, UnicodeDecodeError, SyntaxError, RecursionError, ValueError) as error:
+            self.unreadable[path] = f"{path}: cannot be analysed: {(str(error).splitlines() or [''])[0][:200]}"
+            raise SourceError(self.unreadable[path]) from None
         imports = import_table_from_ast(tree)
         sizes = merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()), self.cli_dims)
         settings = FileSettings(
@@ -218,7 +228,15 @@ class SourceTree:
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
-                    source.from_imports[alias.asname or alias.name] = (statement.level, statement.module, alias.name)
+                    if alias.name == "*":
+                        source.star_imports.append((statement.level, statement.module))
+                    else:
+                        source.from_imports[alias.asname or alias.name] = (statement.level, statement.module,
+                                                                            alias.name)
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    source.module_imports[alias.asname or alias.name.split(".")[0]] = \
+                        alias.name if alias.asname else alias.name.split(".")[0]
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                     and isinstance(statement.targets[0], ast.Name) \
                     and type(getattr(statement.value, "value", None)) is int:
@@ -263,22 +281,80 @@ class SourceTree:
         """(file, ast.ClassDef) of the class `name` means in `source`."""
         return self._follow(source, name, lambda file, n: file.classes.get(n), stop_at_definitions=False)
 
-    def _follow(self, source: SourceFile, name: str, own, stop_at_definitions: bool):
-        """(file, what `own(file, name)` finds) in `source` or through its `from … import` chain (at
-        most 8 files deep: a re-export loop ends)."""
-        for _ in range(10):
-            found = own(source, name)
-            if found is not None:
-                return source, found
-            imported = source.from_imports.get(name)
-            if imported is None or (stop_at_definitions and name in source.definitions):
+    def module_named(self, source: SourceFile, name: str) -> SourceFile | None:
+        """The file of the module `name` means in `source`: `from . import c`, `from pkg import c`,
+        `import pkg.c as c` or `import pkg` (the tree's own modules only); why not, in `failures`."""
+        key = (source.path, name)
+        if key not in self._modules:
+            self._modules[key] = None
+            if name in source.from_imports:
+                level, module, imported = source.from_imports[name]
+                dotted, file = ".".join(p for p in (module, imported) if p), None
+                if self._follow(source, name, lambda f, n: f.definitions.get(n), stop_at_definitions=False) is None:
+                    file = self.module_file(source.path, level, dotted)
+            elif name in source.module_imports:
+                file = self.module_file(source.path, 0, source.module_imports[name])
+            else:
+                file = None
+            if file is not None:
+                self.failures.pop(key, None)
+                self._modules[key] = self._load_for(source, name, file)
+        return self._modules[key]
+
+    def submodule(self, package: SourceFile, name: str) -> SourceFile | None:
+        """`pkg.c` for the package file `pkg/__init__.py`: the file of its submodule `c`."""
+        if package.path.name != "__init__.py":
+            return None
+        file = self.module_file(package.path, 1, name)
+        return None if file is None else self._load_for(package, name, file)
+
+    def _load_for(self, source: SourceFile, name: str, file: Path) -> SourceFile | None:
+        try:
+            return self.load(file)
+        except SourceError as error:
+            self.failures[(source.path, name)] = str(error)
+            return None
+
+    def _follow(self, source: SourceFile, name: str, own, stop_at_definitions: bool, hops: int = MAX_IMPORT_HOPS,
+                seen: set | None = None):
+        """(file, what `own(file, name)` finds) in `source` or through its `from … import` chain and
+        star imports, at most MAX_IMPORT_HOPS files deep; a chain that breaks on the way (a file
+        missing, unreadable, outside the project, past a limit) leaves its reason in `failures`."""
+        seen = set() if seen is None else seen
+        if (source.path, name) in seen:
+            return None  # a re-export loop
+        seen.add((source.path, name))
+        found = own(source, name)
+        if found is not None:
+            return source, found
+        if stop_at_definitions and name in source.definitions:
+            return None
+        imported = source.from_imports.get(name)
+        targets = [imported] if imported is not None else [(level, module, name) for level, module in source.star_imports]
+        for level, module, imported_name in targets:
+            if hops == 0:
+                self.failures[(source.path, name)] = f"re-export chain longer than {MAX_IMPORT_HOPS} files"
                 return None
-            level, module, name = imported
             file = self.module_file(source.path, level, module)
             if file is None:
-                return None
-            try:
-                source = self.load(file)
-            except SourceError:
-                return None
+                if level and imported is not None:  # a relative import names the tree's own code
+                    self.failures[(source.path, name)] = f"`{'.' * level}{module or ''}` is not in the analysed tree"
+                continue
+            next_source = self._load_for(source, name, file)
+            if next_source is None:
+                continue
+            result = self._follow(next_source, imported_name, own, stop_at_definitions, hops - 1, seen)
+            if result is not None:
+                self.failures.pop((source.path, name), None)
+                return result
+            why = self.failures.get((next_source.path, imported_name))
+            if why is not None:
+                self.failures[(source.path, name)] = why
         return None
+
+    def is_import(self, source: SourceFile, name: str) -> bool:
+        return name in source.from_imports or name in source.module_imports
+
+    def why_not_followed(self, source: SourceFile, name: str) -> str | None:
+        """Why `name` (imported in `source`) means nothing the run could read, if it is known."""
+        return self.failures.get((source.path, name))
