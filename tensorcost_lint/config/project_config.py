@@ -26,6 +26,7 @@ from .fields import MappingReader, key_path
 from .per_file_ignores import codes_ignored_for
 from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
 from ..confinement import Confinement, OutsideProject, repository_root
+from .work_limits import WorkLimits, parse_work_limits
 from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
@@ -86,6 +87,7 @@ class ProjectConfig:
     models: tuple = field(default=(), compare=False)  # model_entries.ModelEntry (Contract 7)
     causal_attention_flops: str = "unmasked"  # or "dense": the full score square (Contract 7)
     source_roots: tuple[str, ...] = ()  # directories outside the project root that a run may read
+    work_budget: WorkLimits = WorkLimits()  # how much one whole-model run may do (work_limits.py)
 
     @cached_property
     def confinement(self) -> Confinement:
@@ -290,6 +292,7 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         models=models,
         causal_attention_flops=causal_attention_flops,
         source_roots=source_roots,
+        work_budget=parse_work_limits(reader),
     )
     reader.finish()
     config.hardware  # an unknown hardware id is a config error now, not a finding later

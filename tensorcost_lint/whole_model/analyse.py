@@ -11,7 +11,7 @@ from ..analysis.facts import TensorFact
 from .library_values import config_class_values
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
-from .retention import Retention, retention
+from .retention import Retention, RetentionTooLarge, retention
 from .source_tree import SourceError, SourceTree
 from .totals import Totals, total
 
@@ -36,7 +36,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     # the project root and source_roots; what the command line named is the user's explicit choice
     confinement = config.confinement.widened(*entry.readable)
     run = ModelRun(lambda recorder: SourceTree(root, settings_config, {}, recorder, confinement), sizes, entry.mode,
-                   entry.assume, entry.config_values)
+                   entry.assume, entry.config_values, config.work_budget)
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
         run.config_names, run.config_defaults = config_class_values(run.tree, source)
@@ -71,12 +71,19 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for ctx, node, reason in run.unfollowed:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
-    not_followed.extend(run.limits)
     try:
-        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training",
+                         config.work_budget.entries)
+    except RetentionTooLarge as error:  # a limit: listed where the run started
+        kept = Retention(None, {})
+        run.limit_at(function, "retained bytes", str(error))
     except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped
         kept = Retention(None, {})
         run.problems.append(("retained bytes", str(error)))
+    not_followed.extend(run.limits)
+    for source in run.tree.files.values():  # definitions too long to read whole
+        if source is not None:
+            not_followed.extend(source.definitions.cuts)
     if run.storage.failure is not None:
         kept = Retention(None, {})
         run.problems.append(("retained bytes", f"not computed ({run.storage.failure})"))

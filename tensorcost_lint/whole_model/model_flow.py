@@ -458,8 +458,12 @@ class ModelFlow(FunctionFlow):
                          autocast=autocast or self.autocast)
 
     def run(self, statements) -> None:
+        budget = self.run_.budget
         for statement in statements:
             if self.state.returned:
+                return
+            if not budget.spend("steps"):  # bounded work: the rest of the run is cut, and listed
+                self.run_.budget_cut(self.ctx, statement, "steps")
                 return
             self.statement(statement)
 

@@ -26,10 +26,12 @@ from .decisions import decide
 from .inheritance import find_method, owner_of
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
-from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
+from .objects import Called, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 from .saved_tensors import site_memory
 from .storage import StorageTracker
+from .work_budget import WorkBudget
+from ..config.work_limits import WorkLimits
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of methods (not of other constructors) are followed this deep:
@@ -54,7 +56,10 @@ class RunRecorder(Recorder):
 
 
 class ModelRun:
-    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None,
+                 limits: WorkLimits = WorkLimits()) -> None:
+        self.budget = WorkBudget(limits)  # the one work budget of this run (work_budget.py)
+        self.budget_cuts: set = set()  # kinds of the budget whose cut is listed
         self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
         self.config_names: dict = {}  # the config class's attribute_map (`hidden_size` -> `n_embd`)
         self.config_defaults: dict = {}  # class-level defaults of the config class and its bases
@@ -113,6 +118,17 @@ class ModelRun:
     def add(self, entry) -> None:
         self.entries.append(entry)
 
+    def add_call(self, summary: list) -> None:
+        """A callee's summary, by reference: the same summary called again right after is one more
+        execution of it (`h(x) + h(x)`), never a copy of its entries."""
+        if not summary:
+            return
+        entries = self.entries
+        if entries and type(entries[-1]) is Called and entries[-1].entries is summary:
+            entries[-1].count += 1
+        else:
+            entries.append(Called(summary))
+
     @contextmanager
     def collecting(self, entries: list):
         self.stack.append(entries)
@@ -142,6 +158,13 @@ class ModelRun:
         record = (str(path), line, column, what[:200], reason)
         if record not in self.limits:
             self.limits.append(record)
+
+    def budget_cut(self, ctx, node, kind: str) -> None:
+        """The first place where a part of the work budget ran out: listed with the calls not
+        followed (once: everything after it is cut too)."""
+        if kind not in self.budget_cuts:
+            self.budget_cuts.add(kind)
+            self.unfollowed.append((ctx, node, self.budget.reason(kind)))
 
     def limit_at(self, function: FunctionRef, what: str, reason: str) -> None:
         """`limit_reached` at the `def` of `function`."""
@@ -445,7 +468,7 @@ class ModelRun:
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None:
             result, entries = cached
-            self.entries.extend(entries)
+            self.add_call(entries)
             return result
         if id(function.node) in self.active:
             self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
@@ -453,6 +476,11 @@ class ModelRun:
         if len(self.active) >= MAX_CALL_DEPTH:
             self.limit_at(function, f"{function.node.name.value}()",
                           f"call depth limit: more than {MAX_CALL_DEPTH} nested calls; not followed")
+            return None
+        if not self.budget.spend("contexts"):
+            if "contexts" not in self.budget_cuts:
+                self.budget_cuts.add("contexts")
+                self.limit_at(function, f"{function.node.name.value}()", self.budget.reason("contexts"))
             return None
         helper = function.bound is None and function.source is self.build_file
         limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
@@ -476,7 +504,7 @@ class ModelRun:
             self.module = module
         if function.closure is None:
             self.memo[key] = (result, entries)
-        self.entries.extend(entries)
+        self.add_call(entries)
         return result
 
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims,

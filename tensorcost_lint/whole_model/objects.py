@@ -103,6 +103,16 @@ class Repeat:
 
 
 @dataclass
+class Called:
+    """A call of the tree's code: the callee's summary (its entries, shared by every call with the
+    same argument facts, never copied) run `count` times in a row. `h(x) + h(x)` is one Called of
+    count 2, so a call tree costs what its distinct (function, arguments) pairs cost."""
+
+    entries: list  # the callee's summary, shared with the memo
+    count: int = 1
+
+
+@dataclass
 class Choice:
     """An undecided branch: each side's entries; the totals span [min, max] over the sides."""
 

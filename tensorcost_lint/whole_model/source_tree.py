@@ -23,7 +23,10 @@ from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
 from .inheritance import last_method
 
-MAX_SOURCE_BYTES = 4 * 2**20
+# A file a whole-model run reads: the stdlib tree alone takes ~200 bytes per source byte (a 2.3 MB
+# forward of 100,000 statements: 485 MB), so the cap keeps a run's memory bounded; the largest file
+# of transformers (modeling_utils.py) is 280 KB.
+MAX_SOURCE_BYTES = 2**20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
 MAX_FILES = 2000
 # `from .a import x` where a.py re-exports x from b.py, and so on: files followed for one name. A
@@ -42,17 +45,30 @@ class TreeFileContext(UnitContext):
 
     pieces: list = field(default_factory=list)  # [module, line_offset, ParsedPiece]
 
+    unresolved: list = field(default_factory=list)  # pieces whose positions are not in `found` yet
+    found: dict = field(default_factory=dict)  # node -> (line offset, CodeRange) of every resolved piece
+
     def add_piece(self, module: cst.Module, line_offset: int) -> None:
-        self.pieces.append([module, line_offset, _PARSED.get(id(module)) or ParsedPiece(module)])
+        piece = [module, line_offset, _PARSED.get(id(module)) or ParsedPiece(module)]
+        self.pieces.append(piece)
+        self.unresolved.append(piece)
 
     def position(self, node) -> tuple[int, int, int, int]:
+        """O(1) per lookup: each piece's positions are resolved once, on the first lookup that
+        needs them, and merged into one table (a file of 33,000 definitions is 33,000 pieces)."""
         node = self.stand_ins.get(node, node)
-        for piece in sorted(self.pieces, key=lambda p: p[2].positions is None):  # resolved pieces first
-            code_range = piece[2].resolved().get(node)
-            if code_range is not None:
-                return (code_range.start.line + piece[1], code_range.start.column + 1,
-                        code_range.end.line + piece[1], code_range.end.column + 1)
-        raise KeyError(node)
+        hit = self.found.get(node)
+        while hit is None and self.unresolved:
+            piece = self.unresolved.pop()  # the newest first: a lookup is mostly of what was just parsed
+            offset = piece[1]
+            for key, code_range in piece[2].resolved().items():
+                self.found[key] = (offset, code_range)
+            hit = self.found.get(node)
+        if hit is None:
+            raise KeyError(node)
+        offset, code_range = hit
+        return (code_range.start.line + offset, code_range.start.column + 1,
+                code_range.end.line + offset, code_range.end.column + 1)
 
 
 class ParsedPiece:
@@ -105,6 +121,29 @@ def parse_piece(text: str, path: str, first: int) -> cst.Module:
     return module
 
 
+# One definition is parsed by LibCST up to this many lines (LibCST takes ~0.4 ms and ~30 KB a line):
+# the statements past it are not analysed, and the cut is listed. Real methods stay under 1,000.
+MAX_DEFINITION_LINES = 5000
+
+
+def _kept_end(body: list, limit: int):
+    """(last line to keep, (line, column) of the first statement dropped or None): the statements
+    of `body` that end by line `limit`, cutting into a def or class that crosses it."""
+    end = None
+    for statement in body:
+        if statement.end_lineno <= limit:
+            end = statement.end_lineno
+            continue
+        inner = getattr(statement, "body", None)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner \
+                and inner[0].lineno <= limit:
+            inner_end, cut = _kept_end(inner, limit)
+            if inner_end is not None:
+                return inner_end, cut
+        return end, (statement.lineno, statement.col_offset + 1)
+    return end, None
+
+
 class LazyDefinitions(Mapping):
     """top-level name -> cst.ClassDef | cst.FunctionDef, parsed on first access."""
 
@@ -114,11 +153,26 @@ class LazyDefinitions(Mapping):
         self.spans = spans  # name -> (first line, last line), decorators included
         self.ctx = ctx
         self.parsed: dict = {}
+        self.statements: dict = {}  # name -> its ast statement
+        self.cuts: list = []  # (path, line, column, what, reason): definitions read only in part
+
+    def _bounded_end(self, node, first: int, last: int, what: str) -> int:
+        """`last`, or an earlier line ending a statement when the definition is too long to parse."""
+        if node is None or last - first + 1 <= MAX_DEFINITION_LINES:
+            return last
+        end, cut = _kept_end([node], first + MAX_DEFINITION_LINES - 1)
+        if end is None or cut is None:
+            return last
+        self.cuts.append((self.ctx.settings.path, cut[0], cut[1], what,
+                          f"{what} has {last - first + 1:,} lines; statements past its first "
+                          f"{MAX_DEFINITION_LINES:,} are not analysed (bounded work) and the total is partial"))
+        return end
 
     def __getitem__(self, name: str):
         if name in self.parsed:
             return self.parsed[name]
         first, last = self.spans[name]  # KeyError for a name that is not defined here
+        last = self._bounded_end(self.statements.get(name), first, last, name)
         try:
             module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError) as error:
@@ -146,7 +200,8 @@ class LazyDefinitions(Mapping):
         if found is None or found.col_offset != 4:
             return None
         first = min([found.lineno] + [d.lineno for d in found.decorator_list])
-        text = "class _:\n" + "".join(self.lines[first - 1:found.end_lineno])
+        end = self._bounded_end(found, first, found.end_lineno, f"{class_name}.{name}")
+        text = "class _:\n" + "".join(self.lines[first - 1:end])
         try:
             module = parse_piece(text, self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError):
@@ -224,6 +279,8 @@ class SourceTree:
                 first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
                 spans[statement.name] = (first, statement.end_lineno)
         source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
+        source.definitions.statements = {s.name: s for s in tree.body
+                                         if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
