@@ -19,6 +19,10 @@ from .fields import MappingReader
 from .safe_yaml import read_text_file
 
 MODES = ("inference", "training")
+# Each configured model is one whole-model run of `check` (seconds each): a config of 2,000 entries
+# would make every check take minutes, so past this many it is refused, as any other bad value.
+MAX_MODELS = 64
+MAX_QUALNAME_CHARACTERS = 200  # a qualified name (`GPT.forward`) longer than any real one is refused
 CAUSAL_ATTENTION_FLOPS = ("unmasked", "dense")
 _BUDGET_KEYS = ("flops", "retained_bytes", "latency_seconds")
 
@@ -49,6 +53,8 @@ class ModelEntry:
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
     """`model.py:GPT.forward` → (resolved path, qualname)."""
     file_part, colon, qualname = text.rpartition(":")
+    if len(qualname) > MAX_QUALNAME_CHARACTERS:
+        raise error(f"the qualified name has {len(qualname):,} characters (at most {MAX_QUALNAME_CHARACTERS})")
     if not colon or not file_part or not qualname or not all(p.isidentifier() for p in qualname.split(".")):
         raise error("expected FILE:QUALNAME, e.g. model.py:GPT.forward")
     path = Path(file_part)
@@ -183,6 +189,9 @@ def parse_models(reader: MappingReader, root: Path | None, confinement=None) -> 
     if models_reader is None:
         return ()
     entries = []
+    if len(models_reader.value) > MAX_MODELS:
+        raise reader.error("models", f"{len(models_reader.value):,} models configured (at most {MAX_MODELS}: each "
+                                     "is a whole-model run of every check)")
     for name in list(models_reader.value):
         if not name.strip():
             raise models_reader.error(name, "a model name must be non-empty")

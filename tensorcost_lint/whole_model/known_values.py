@@ -335,6 +335,10 @@ def arithmetic(run, operator, left, right):
         if type(sequence) is SequenceFact and type(count) in (IntFact, BoolFact):
             times = max(int_of(run, count), 0)
             return SequenceFact(sequence.items * times)
+    if isinstance(operator, cst.Subtract) and type(left) in (IntFact, DimFact) and type(right) in (IntFact, DimFact):
+        a, b = int_of(run, left), int_of(run, right)
+        if a is not None and b is not None and a - b <= 0:
+            return int_fact(a - b)  # `Tree(depth - 1)` down to 0: a known int, so `depth > 0` is decided
     return UNHANDLED
 
 

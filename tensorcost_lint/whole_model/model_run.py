@@ -43,6 +43,9 @@ MAX_BUILD_CALL_DEPTH = 2
 # -> `group_dict_by_key` -> the `partial(string_begins_with, prefix)` it calls); a library's
 # availability checks in other files (transformers' import_utils.py) stay two calls deep.
 MAX_BUILD_HELPER_DEPTH = 4
+# Constructors running inside constructors (`Tree(depth - 1)` in `Tree.__init__`): a recursive
+# build whose depth the run cannot decide stops here, listed, instead of exhausting Python's stack.
+MAX_BUILD_NESTING = 32
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -440,6 +443,10 @@ class ModelRun:
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
         found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        if found is not None and self.building >= MAX_BUILD_NESTING:
+            self.limit_at(FunctionRef(found[0], found[1]), f"{cls.name.value}()",
+                          f"constructors nested more than {MAX_BUILD_NESTING} deep: not built (a recursive build)")
+            return self_fact
         if found is not None:
             init_source, init = found
             self.building += 1
@@ -470,7 +477,10 @@ class ModelRun:
             result, entries = cached
             self.add_call(entries)
             return result
-        if id(function.node) in self.active:
+        # recursion is the same function on the same object; `self.child(x)` in a tree of modules
+        # runs the same forward on another object, bounded by MAX_CALL_DEPTH
+        running = (id(function.node), id(bound))
+        if running in self.active:
             self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
             return None
         if len(self.active) >= MAX_CALL_DEPTH:
@@ -492,7 +502,7 @@ class ModelRun:
                 and _own_forward(self, bound, function):
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
-        self.active.append(id(function.node))
+        self.active.append(running)
         self.build_calls += 1 if self.building else 0
         try:
             with self.collecting(entries):

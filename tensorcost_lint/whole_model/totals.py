@@ -132,11 +132,14 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
         backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
     if recompute and training:
         backward += forward
-    total = _checked((forward + backward) * executions, "FLOPs")
-    seconds = None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions
-    return SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
-                   _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
-                   seconds, None)
+    try:
+        total = _checked((forward + backward) * executions, "FLOPs")
+        row = SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
+                      _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
+                      None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions, None)
+    except OverflowError as error:  # exact counts only: a site run too often is unresolved, with why
+        return SiteRow(entry, executions, None, None, None, None, None, f"too large to cost: {error}")
+    return row
 
 
 def total(entries, sizes, config, training: bool) -> Totals:
@@ -150,7 +153,8 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
     for entry in entries:
         if type(entry) is SiteEntry:
             row = cost_row(entry, executions, sizes, config, training, recompute, result.costs)
-            if reason is not None and row.reason is None:
+            overflowed = reason is not None and reason.startswith("too large to cost") and row.executions is None
+            if reason is not None and (row.reason is None or overflowed):
                 row = SiteRow(entry, None, None, None, None, None, None, reason)
             result.rows.append(row)
             if row.reason is None:
@@ -165,15 +169,21 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             result.visits[entry.module] = None if known is None or executions is None else known + executions
         elif type(entry) is Repeat:
             count = known_count(entry.count, sizes)
-            inner = None if executions is None or count is None else _checked(executions * count, "executions")
+            inner, too_large = _times(executions, count)
             part.add(_walk(entry.entries, inner, sizes, config, training, result,
-                           reason or (entry.reason if count is None else None), recompute))
+                           reason or too_large or (entry.reason if count is None else None), recompute))
         elif type(entry) is Called:
-            inner = None if executions is None else _checked(executions * entry.count, "executions")
-            summary = _summary(entry.entries, inner is not None, sizes, config, training, result, reason, recompute)
-            part.add(_scaled(summary.part, inner or 0))
-            for row in summary.rows:
-                result.rows.append(_scaled_row(row, inner))
+            inner, too_large = _times(executions, entry.count)
+            summary = _summary(entry.entries, inner is not None, sizes, config, training, result, reason or too_large,
+                               recompute)
+            try:
+                scaled_part, scaled_rows = _scaled(summary.part, inner or 0), [_scaled_row(r, inner) for r in summary.rows]
+            except OverflowError as error:  # the call's numbers pass 2**63-1: its sites unresolved, with why
+                summary = _summary(entry.entries, False, sizes, config, training, result, f"too large to cost: {error}",
+                                   recompute)
+                inner, scaled_part, scaled_rows = None, Part(), [_scaled_row(r, None) for r in summary.rows]
+            part.add(scaled_part)
+            result.rows.extend(scaled_rows)
             for module, count in summary.visits.items():
                 known = result.visits.get(module, 0)
                 result.visits[module] = None if known is None or count is None or inner is None \
@@ -203,6 +213,15 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
                 getattr(chosen, name)[1] = getattr(both, name)[1]
             part.add(chosen)
     return part
+
+
+def _times(executions, count):
+    """(executions × count, None), or (None, why) when either is unknown or the product passes 2**63-1."""
+    if executions is None or count is None:
+        return None, None
+    if executions * count > MAX_COUNT:
+        return None, "too large to cost: executions exceed 2**63-1"
+    return executions * count, None
 
 
 def _summary(entries, known: bool, sizes, config, training, result: Totals, reason, recompute) -> _Summary:

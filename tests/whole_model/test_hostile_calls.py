@@ -152,3 +152,97 @@ def test_a_base_chain_past_the_limit_is_listed(tmp_path):
     assert model["totals"]["flops"] == 0
     listed = _not_followed(model)
     assert any("base classes" in item for item in listed), listed
+
+
+# -- the minor defects ----------------------------------------------------------------------------
+
+TREE = """\
+import torch
+from torch import nn
+
+
+class Tree(nn.Module):
+    def __init__(self, depth=3):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(64, 64))
+        self.child = Tree(depth - 1) if depth > 0 else None
+
+    def forward(self, x):
+        y = x @ self.w
+        if self.child is not None:
+            y = y + self.child(x)
+        return y
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tree = Tree(depth=3)
+
+    def forward(self, x):
+        return self.tree(x)
+"""
+
+
+def test_a_recursive_constructor_of_known_depth_is_costed(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(TREE)
+    model = _model(tmp_path)
+    assert model["totals"]["flops"] == 4 * MATMUL and _complete(model), model
+
+
+def test_a_recursive_constructor_of_unknown_depth_is_listed(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(TREE.replace("Tree(depth=3)", "Tree(depth=n_levels)")
+                                               .replace("if depth > 0", "if depth != 0"))
+    model = _model(tmp_path)
+    assert any("constructors nested more than" in item for item in _not_followed(model)), model
+
+
+def test_the_call_depth_limit_is_not_called_recursion(tmp_path):
+    from tensorcost_lint.whole_model.model_run import MAX_CALL_DEPTH
+
+    depth = MAX_CALL_DEPTH + 10
+    helpers = "".join(f"def h{i}(x, w):\n    return h{i + 1}(x, w)\n\n" for i in range(depth))
+    helpers += f"def h{depth}(x, w):\n    return x @ w\n"
+    model = _package(tmp_path, "from .c import h0", "h0(x, self.w)", {"c.py": helpers})
+    listed = _not_followed(model)
+    assert len(listed) == 1 and "call depth limit" in listed[0] and "recursive" not in listed[0], listed
+
+
+@pytest.mark.parametrize("count, exact", [("1000000000000", True), ("10**12", True), ("10**30", False)])
+def test_a_known_trip_count_is_known_however_it_is_written(tmp_path, count, exact):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(ENTRY.format(imports="", call="self.loop(x)").replace(
+        "    def forward", f"    def loop(self, x):\n        for _ in range({count}):\n            x = x @ self.w\n"
+                          "        return x\n\n    def forward"))
+    model = _model(tmp_path)
+    if exact:
+        assert model["totals"]["flops"] == MATMUL * 10**12 and _complete(model), model
+    else:
+        (site,) = model["sites"]
+        assert site["resolved"] is False and "too large to cost" in site["reason"] or "not known" in site["reason"]
+
+
+def test_an_executions_overflow_is_a_site_reason_not_an_internal_error(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(ENTRY.format(imports="", call="self.loop(x)").replace(
+        "    def forward", "    def loop(self, x):\n        for _ in range(10**12):\n            for _ in range(10**12):\n"
+                          "                x = x @ self.w\n        return x\n\n    def forward"))
+    model = _model(tmp_path)
+    (site,) = model["sites"]
+    assert site["reason"] == "too large to cost: executions exceed 2**63-1", site
+
+
+def test_many_models_and_long_qualnames_are_refused_in_one_line(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.py").write_text(ENTRY.format(imports="", call="x @ self.w"))
+    many = "".join(f"  m{i}: {{entry: 'model.py:M.forward', inputs: {{x: float32 B 64}}}}\n" for i in range(2000))
+    (tmp_path / "tensorcost.yaml").write_text(f"dims: {{B: 2}}\nmodels:\n{many}")
+    ran = run_tensorcost("model", cwd=tmp_path)
+    assert ran.returncode == 2 and "2,000 models configured (at most 64" in ran.stderr, ran.stderr
+    qualname = "M." + "x" * 100_000
+    (tmp_path / "tensorcost.yaml").write_text(f"models:\n  m: {{entry: 'model.py:{qualname}'}}\n")
+    for command in (("model",), ("model", "--entry", f"model.py:{qualname}")):
+        ran = run_tensorcost(*command, cwd=tmp_path)
+        assert ran.returncode == 2 and len(ran.stderr) < 500 and "100,002 characters" in ran.stderr, ran.stderr[:300]
