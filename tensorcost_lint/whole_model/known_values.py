@@ -335,11 +335,20 @@ def arithmetic(run, operator, left, right):
         if type(sequence) is SequenceFact and type(count) in (IntFact, BoolFact):
             times = max(int_of(run, count), 0)
             return SequenceFact(sequence.items * times)
-    if isinstance(operator, cst.Subtract) and type(left) in (IntFact, DimFact) and type(right) in (IntFact, DimFact):
-        a, b = int_of(run, left), int_of(run, right)
-        if a is not None and b is not None and a - b <= 0:
-            return int_fact(a - b)  # `Tree(depth - 1)` down to 0: a known int, so `depth > 0` is decided
+    if isinstance(operator, cst.Subtract) and _literal_int(left) is not None and _literal_int(right) is not None:
+        value = _literal_int(left) - _literal_int(right)
+        if value <= 0:
+            return int_fact(value)  # `Tree(depth - 1)` down to 0: a known int, so `depth > 0` is decided
     return UNHANDLED
+
+
+def _literal_int(fact):
+    """The int a literal-valued fact holds (not a dim's size: `T - T` stays a dim expression)."""
+    if type(fact) is IntFact:
+        return fact.value
+    if type(fact) is DimFact and type(fact.dim) is Const:
+        return fact.dim.value
+    return None
 
 
 _VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code

@@ -58,6 +58,8 @@ def _complete(model: dict) -> bool:
     ("from . import c", "c.helper(x, self.w)"),
     ("from . import c as cc", "cc.helper(x, self.w)"),
     ("from pkg import c", "c.helper(x, self.w)"),
+    ("import c", "c.helper(x, self.w)"),
+    ("import c as cc", "cc.helper(x, self.w)"),
     ("import pkg.c", "pkg.c.helper(x, self.w)"),
     ("import pkg.c as cc", "cc.helper(x, self.w)"),
     ("from .c import *", "helper(x, self.w)"),
