@@ -224,3 +224,10 @@ def test_imports_above_the_project_root_are_not_read(tmp_path):
     assert ran.returncode == 0, ran.stderr
     model = json.loads(ran.stdout)["models"][0]
     assert model["complete"] is False if "complete" in model else model["not_followed"] or model["unresolved_sites"]
+
+
+def test_a_model_name_with_control_characters_is_escaped_in_the_check_summary(tmp_path):
+    repo = _repo(tmp_path, 'dims: {B: 2, T: 64}\nmodels:\n  "m\\x1b[31m": {entry: "model.py:M.forward", '
+                           'inputs: {x: "float32 B T 64"}}\n')
+    ran = run_tensorcost("check", "model.py", "--no-cache", cwd=repo)
+    assert "\x1b" not in ran.stdout + ran.stderr and "models: `m\\x1b[31m`" in ran.stdout, ran.stdout
