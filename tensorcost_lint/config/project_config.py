@@ -22,7 +22,7 @@ from ..hardware.evidence_files import load_evidence_file, resolve_device
 from ..rule_selection import check_selectors
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
-from .fields import MappingReader, key_path
+from .fields import MappingReader, _short, key_path
 from .per_file_ignores import codes_ignored_for
 from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
 from ..confinement import Confinement, OutsideProject, repository_root
@@ -439,7 +439,7 @@ def parse_dim_override(text: str, flag: str = "--dim") -> tuple[str, int]:
     try:
         size = int(value.strip().replace("_", ""))
     except ValueError:
-        raise ConfigError(flag, text, f"size must be a positive integer, got {value!r}") from None
+        raise ConfigError(flag, _short(text), f"size must be a positive integer, got {_short(repr(value))}") from None
     if size <= 0 or size > 2**63 - 1:
-        raise ConfigError(flag, text, f"size must be a positive integer below 2**63, got {value!r}")
+        raise ConfigError(flag, _short(text), f"size must be a positive integer below 2**63, got {_short(size)}")
     return name, size

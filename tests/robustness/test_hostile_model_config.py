@@ -231,3 +231,10 @@ def test_a_model_name_with_control_characters_is_escaped_in_the_check_summary(tm
                            'inputs: {x: "float32 B T 64"}}\n')
     ran = run_tensorcost("check", "model.py", "--no-cache", cwd=repo)
     assert "\x1b" not in ran.stdout + ran.stderr and "models: `m\\x1b[31m`" in ran.stdout, ran.stdout
+
+
+@pytest.mark.parametrize("digits", [50, 5000])
+def test_a_huge_dim_on_the_command_line_is_named_by_its_size(tmp_path, digits):
+    repo = _repo(tmp_path, "dims: {B: 2}\n")
+    ran = run_tensorcost("check", "model.py", "--dim", "B=" + "1" * digits, cwd=repo)
+    assert ran.returncode == 2 and len(ran.stderr) < 400 and "Traceback" not in ran.stderr, ran.stderr[:400]

@@ -12,6 +12,8 @@ import resource
 
 import pytest
 
+from tests.run_cli import run_tensorcost
+
 from .cli_runs import tensorcost
 from .model_programs_hostile import call_tree, long_forward, module_tree, shapes_per_level, undecided_per_level
 
@@ -73,9 +75,12 @@ def test_exponential_trees_of_other_kinds_are_bounded_and_listed(tmp_path, progr
 
 
 def test_a_small_tree_of_each_kind_is_exact(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tensorcost.yaml").write_text("dims: {B: 2}\n")
     for program in (module_tree, shapes_per_level, undecided_per_level, call_tree):
-        run, _ = _run(tmp_path, program(4))
-        model = _model(run)
+        (tmp_path / "model.py").write_text(program(4))
+        model = _model(run_tensorcost("model", "--entry", "model.py:M.forward", "--input", "x=float32 B 64",
+                                      "--format", "json", cwd=tmp_path))
         assert model["totals"]["flops"] == program.flops(4, MATMUL), program.__name__
         assert model["not_followed"] == [] and model["unresolved_sites"] == 0
 
@@ -89,20 +94,23 @@ def test_a_forward_of_a_hundred_thousand_statements_is_refused_at_once(tmp_path)
 def test_a_long_forward_is_read_to_its_limit_and_the_cut_listed(tmp_path):
     from tensorcost_lint.whole_model.source_tree import MAX_DEFINITION_LINES
 
-    run, cpu = _run(tmp_path, long_forward(20_000))
+    run, cpu = _run(tmp_path, long_forward(8_000))
     model = _model(run)
     assert cpu < CPU_SECONDS * 2 and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
     (cut,) = model["not_followed"]
     assert "statements past its first 5,000 are not analysed" in cut["reason"]
-    assert 0 < model["totals"]["flops"] < MATMUL * 20_000
+    assert 0 < model["totals"]["flops"] < MATMUL * 8_000
     # the class starts on line 5: its first MAX_DEFINITION_LINES lines hold the statements from line 12
     assert cut["line"] == 5 + MAX_DEFINITION_LINES
     assert model["totals"]["flops"] == MATMUL * (cut["line"] - 12)
 
 
 def test_the_steps_budget_is_configurable_and_its_cut_listed(tmp_path):
-    run, _ = _run(tmp_path, long_forward(200), config="dims: {B: 2}\nwork_budget: {steps: 50}\n")
-    model = _model(run)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.py").write_text(long_forward(200))
+    (tmp_path / "tensorcost.yaml").write_text("dims: {B: 2}\nwork_budget: {steps: 50}\n")
+    model = _model(run_tensorcost("model", "--entry", "model.py:M.forward", "--input", "x=float32 B 64",
+                                  "--format", "json", cwd=tmp_path))
     (cut,) = model["not_followed"]
     assert "work_budget.steps" in cut["reason"] and cut["expression"] == "h = self.lin(h)"
     assert model["totals"]["flops"] < MATMUL * 200
@@ -112,7 +120,7 @@ def test_a_work_budget_that_is_not_one_is_a_config_error(tmp_path):
     (tmp_path / "model.py").write_text(long_forward(2))
     for bad, reason in (("{steps: 0}", "must be positive"), ("{stpes: 5}", "unknown key"), ("7", "mapping")):
         (tmp_path / "tensorcost.yaml").write_text(f"work_budget: {bad}\n")
-        run = tensorcost("model", "--entry", "model.py:M.forward", "--input", "x=float32 B 64", cwd=tmp_path)
+        run = run_tensorcost("model", "--entry", "model.py:M.forward", "--input", "x=float32 B 64", cwd=tmp_path)
         assert run.returncode == 2 and "work_budget" in run.stderr and reason in run.stderr, run.stderr
 
 
