@@ -28,8 +28,9 @@ from .cache_entries import ENTRY_FORMAT, InvalidEntry, decode_entry, encode_entr
 
 CACHE_DIRECTORY_NAME = ".tensorcost_cache"
 # A fresh entry for a large generated module is a few hundred KiB; a 300 MB planted one must not be
-# read into memory (it cost 1.26 GB).
-MAX_ENTRY_BYTES = 16 << 20
+# read into memory (it cost 1.26 GB). A file of 33,000 small functions (1.1 MB) writes ~21 MB: under
+# 16 MiB it was never cached and every run paid its full cost again.
+MAX_ENTRY_BYTES = 32 << 20
 MARKERS = {
     ".gitignore": "# created by tensorcost\n*\n",
     "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# tensorcost result cache\n",

@@ -183,14 +183,19 @@ def record_function_site(interp: Interpreter, node: cst.Call, name: str, args):
     spec = FUNCTIONS[name]
     framework = spec.framework
     literal, options = {}, {}
+    config_text = None
     if spec.model in ("einsum", "einops"):
         optimize = _optimize(interp, args)
         if spec.model == "einsum":
             operands, subscripts = _einsum_operands(interp, args)
+        else:
+            operands, subscripts = _einops_operands(interp, args)
+        if isinstance(subscripts, StringFact):  # read from a config file: neither used nor shown
+            config_text, subscripts = subscripts, None
+        if spec.model == "einsum":
             if subscripts is not None:
                 literal["subscripts"] = subscripts
         else:
-            operands, subscripts = _einops_operands(interp, args)
             if subscripts is not None:
                 try:
                     axes, output = einops_einsum_axes(subscripts, len(operands))
@@ -219,7 +224,12 @@ def record_function_site(interp: Interpreter, node: cst.Call, name: str, args):
             options["attention"] = AttentionOptions(spec.layout, bool_value(args.keywords.get("is_causal")),
                                                     bool_value(args.keywords.get("enable_gqa")))
     unresolved = None
-    if spec.model == "einsum" and "subscripts" not in literal:
+    if config_text is not None:
+        # a config file's string may be a secret; a message names its field and size, never its text
+        unresolved = (f"{'einsum subscripts' if spec.model == 'einsum' else 'einops pattern'} read from "
+                      f"{config_text.origin} ({len(config_text.value)} characters) are not shown or used; "
+                      "write them in the code")
+    elif spec.model == "einsum" and "subscripts" not in literal:
         unresolved = "einsum subscripts are not a string literal"
     elif spec.model == "einops" and "axes" not in literal:
         unresolved = "einops pattern is not a string literal"
@@ -240,8 +250,13 @@ def _einsum_operands(interp, args):
     rest = args.positional[1:]
     if len(rest) == 1 and isinstance(rest[0], (cst.List, cst.Tuple)):
         fact = interp.eval(rest[0])
-        return (fact.items if type(fact) is SequenceFact else ()), first.value
-    return tuple(interp.eval(v) for v in rest), first.value
+        return (fact.items if type(fact) is SequenceFact else ()), _subscripts(first)
+    return tuple(interp.eval(v) for v in rest), _subscripts(first)
+
+
+def _subscripts(fact: StringFact):
+    """The text of literal subscripts; the fact itself when they come from a config file."""
+    return fact if fact.origin is not None else fact.value
 
 
 def _einops_operands(interp, args):
@@ -250,7 +265,7 @@ def _einops_operands(interp, args):
     *tensors, pattern_node = args.positional
     operands = tuple(interp.eval(v) for v in tensors)
     pattern = interp.eval(pattern_node)
-    return operands, (pattern.value if type(pattern) is StringFact else None)
+    return operands, (_subscripts(pattern) if type(pattern) is StringFact else None)
 
 
 def _dimension_numbers(node):

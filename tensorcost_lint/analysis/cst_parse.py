@@ -18,6 +18,7 @@ import dataclasses
 import threading
 
 import libcst as cst
+from .identifiers import python_identifiers
 from libcst._nodes.base import CSTNode  # the one class whose hook is switched off while parsing
 
 _LOCK = threading.Lock()
@@ -47,8 +48,10 @@ _REMOVABLE = _checks_removable()
 
 
 def parse_module(text: str) -> cst.Module:
-    """`libcst.parse_module(text)` for text CPython has already parsed."""
+    """`libcst.parse_module(text)` for text CPython has already parsed, its identifiers folded as
+    Python folds them (identifiers.py)."""
     global _DEPTH
+    text = python_identifiers(text)
     if not _REMOVABLE:
         return cst.parse_module(text)
     with _LOCK:

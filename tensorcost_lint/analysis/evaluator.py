@@ -43,6 +43,19 @@ _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide
                 cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
+def _power(base, exponent):
+    """`a ** b` of two known sizes, exact, when it stays within 2**63-1; None otherwise (checked by
+    bit length first: `10 ** 10 ** 10` must not be computed)."""
+    if type(base) is not Const or type(exponent) is not Const:
+        return None
+    if base.value == 1:
+        return DimFact(Const(1))
+    if exponent.value * (base.value.bit_length() - 1) > 63:
+        return None
+    value = base.value ** exponent.value
+    return DimFact(Const(value)) if value <= 2**63 - 1 else None
+
+
 class Evaluator:
     def __init__(self, ctx, env: dict, autocast: str | None = None) -> None:
         self.ctx = ctx
@@ -99,7 +112,7 @@ class Evaluator:
     def _eval_ConcatenatedString(self, node):
         left, right = self.eval(node.left), self.eval(node.right)
         if type(left) is StringFact and type(right) is StringFact:
-            return StringFact(left.value + right.value)
+            return StringFact(left.value + right.value, left.origin or right.origin)
         return None
 
     def _eval_Tuple(self, node: cst.Tuple):
@@ -193,6 +206,8 @@ class Evaluator:
         return self.arithmetic(node.operator, left, right)
 
     def arithmetic(self, operator, left, right):
+        if isinstance(operator, cst.Power) and type(left) is DimFact and type(right) is DimFact:
+            return _power(left.dim, right.dim)  # `range(10**12)` is `range(1000000000000)`
         if type(left) is DimFact and type(right) is DimFact and type(operator) in _ARITHMETIC:
             return DimFact(simplify_dim(BinOp(_ARITHMETIC[type(operator)], left.dim, right.dim)))
         if isinstance(operator, _ELEMENTWISE):

@@ -7,7 +7,7 @@ formulas, and is evaluated against declared sizes only when numbers are needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shape_annotations import Unknown, same_dim
 
@@ -73,6 +73,13 @@ class ModuleFact:
 @dataclass(frozen=True, slots=True)
 class StringFact:
     value: str
+    # where a string read from a config file came from (`config.client_secret`): such a value is
+    # never echoed into a message (it may be a secret); None for the code's own strings
+    origin: str | None = field(default=None, compare=False)
+
+    def derived(self, value: str) -> "StringFact":
+        """A string computed from this one (slice, concatenation): its origin stays."""
+        return StringFact(value, self.origin)
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,7 +226,7 @@ def _einops(kind: str):
         try:
             shape = operation(pattern.value, tuple(fact.shape), lengths)
         except ShapeError as error:
-            if not unreadable and not args.starred:
+            if not unreadable and not args.starred and pattern.origin is None:  # a config's text is never shown
                 interp.ctx.report(EinopsMisfit(pattern.value, error.message), args.get(1, "pattern"))
             return fact.with_shape(None)
         return fact.with_shape(shape)

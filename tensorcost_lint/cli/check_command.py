@@ -140,12 +140,15 @@ def _render(report, args, resolver, sources, comparison=None) -> str:
 
     source_of = sources.lines if args.show_source else None
     text = render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
+    from ..formats.printable import printable
+
+    # model names, notes and baseline lines carry the repository's strings: escaped, one line each
     if report.models is not None and not args.quiet:
-        text += "".join(line + "\n" for line in report.models.summary_lines())
+        text += "".join(printable(line) + "\n" for line in report.models.summary_lines())
     if comparison is not None and not args.quiet:
         from ..baseline.gate import summary_lines
 
-        text += "".join(line + "\n" for line in summary_lines(comparison))
+        text += "".join(printable(line) + "\n" for line in summary_lines(comparison))
     return text
 
 

@@ -12,6 +12,7 @@ import sys
 
 from .. import __version__
 from ..config.errors import ConfigError
+from ..formats.printable import printable
 
 # name -> module implementing add_arguments(parser) and run(args) -> int
 COMMANDS = {
@@ -40,9 +41,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def one_line(message: str) -> str:
-    """Error output is one line even when a path or value the user gave holds a newline."""
-    return "".join(repr(char)[1:-1] if char in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else char
-                   for char in message)
+    """Error output is one line even when a path or value the user gave holds a newline, and shows
+    ESC, bidi overrides and other controls as escapes (they would recolour or rewrite the terminal)."""
+    return printable(message)
 
 
 def build_parser(selected: str | None = None) -> OneLineParser:

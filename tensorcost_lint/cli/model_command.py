@@ -63,7 +63,9 @@ def _command_line_entry(args) -> ModelEntry:
             raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
         assume[" ".join(condition.split())] = _assume_value(value)
     return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims_of_config(values),
-                      args.mode or "inference", assume, config_values=values, memory=_memory_flags(args))
+                      args.mode or "inference", assume, config_values=values, memory=_memory_flags(args),
+                      readable=(_package_root(Path(path)),))
+
 
 
 def _memory_flags(args) -> MemorySettings:
@@ -82,6 +84,16 @@ def _memory_flags(args) -> MemorySettings:
         given["precision"] = precision
     reader = MappingReader(given, "command line", "")
     return parse_memory_settings(reader, args.mode or "inference") if given else MemorySettings(precision=Precision())
+
+
+
+def _package_root(path: Path) -> str:
+    """The top package holding `path` (transformers/ for .../models/llama/modeling_llama.py), or
+    its folder: what an entry named on the command line may import."""
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file() and (folder.parent / "__init__.py").is_file():
+        folder = folder.parent
+    return str(folder)
 
 
 def run(args) -> int:

@@ -21,8 +21,23 @@ NUMBER_DIGIT_LIMIT = 34
 
 
 def _short(value: object) -> str:
+    """`value` as a message may show it: long text cut, a huge integer by its size only (str() of
+    an integer past 4,300 digits raises, and no one reads 5,000 digits in an error)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
+        return f"an integer of {integer_digits(value)} digits"
     text = str(value)
     return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
+def integer_digits(value: int) -> int:
+    """Decimal digits of `value`, without str() (which refuses past sys.get_int_max_str_digits())."""
+    magnitude = abs(value)
+    digits = max(1, int(magnitude.bit_length() * 0.30102999566398120))  # log10(2)
+    while magnitude >= 10**digits:
+        digits += 1
+    while digits > 1 and magnitude < 10**(digits - 1):
+        digits -= 1
+    return digits
 
 
 def key_path(prefix: str, key: str) -> str:
@@ -91,12 +106,12 @@ class MappingReader:
 
     def check_integer(self, key: str, value: object, minimum: int = 1) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"expected an integer, got {value!r}")
+            raise self.error(key, f"expected an integer, got {_short(repr(value))}")
         if value < minimum:
             bound = "positive" if minimum == 1 else f">= {minimum}"
-            raise self.error(key, f"must be {bound}, got {value}")
+            raise self.error(key, f"must be {bound}, got {_short(value)}")
         if value > 2**63 - 1:
-            raise self.error(key, f"count overflow: {value} exceeds 2**63-1")
+            raise self.error(key, f"count overflow: {_short(value)} exceeds 2**63-1")
         return value
 
     def boolean(self, key: str, default: bool = False) -> bool:

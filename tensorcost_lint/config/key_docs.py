@@ -78,6 +78,15 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "models": KeyDoc("mapping of model name → model entry", {},
                      "Whole-model analyses (`tensorcost model`, and `check` in context); see "
                      "[Whole models](../whole-models/index.md)."),
+    "source_roots": KeyDoc("list of directory paths", [],
+                           "Directories outside the project root (the config's repository) that whole-model "
+                           "runs may read — imports, entries, `dims_from` (docs/limits-and-security.md). "
+                           "Nothing outside the root is read without it."),
+    "work_budget": KeyDoc("mapping of `steps`, `contexts`, `entries` → positive integer", NO_DEFAULT,
+                          "How much one whole-model run may do: statements interpreted (`steps`, default "
+                          "50000), distinct (function, argument values) analyses (`contexts`, 5000), entries "
+                          "walked for the retained bytes (`entries`, 1000000). When a part is spent the run "
+                          "stops there, lists what was cut, and its total is partial."),
     "models.NAME": KeyDoc("mapping", NO_DEFAULT, "One whole-model analysis (keys below)."),
     "models.NAME.entry": KeyDoc("`FILE:QUALNAME`", NO_DEFAULT,
                                 "Required. The entry method, e.g. `model.py:GPT.forward`; FILE relative to "

@@ -20,6 +20,10 @@ from .memory_settings import MemorySettings, parse_memory_settings
 from .safe_yaml import read_text_file
 
 MODES = ("inference", "training", "prefill", "decode")  # prefill/decode: Contract 9
+# Each configured model is one whole-model run of `check` (seconds each): a config of 2,000 entries
+# would make every check take minutes, so past this many it is refused, as any other bad value.
+MAX_MODELS = 64
+MAX_QUALNAME_CHARACTERS = 200  # a qualified name (`GPT.forward`) longer than any real one is refused
 CAUSAL_ATTENTION_FLOPS = ("unmasked", "dense")
 _BUDGET_KEYS = ("flops", "retained_bytes", "latency_seconds")
 
@@ -44,11 +48,15 @@ class ModelEntry:
     budgets: dict = field(default_factory=dict)  # kept for TCL503
     config_values: dict = field(default_factory=dict)  # the dims_from JSON object: what `config.x` reads
     memory: MemorySettings = MemorySettings()  # optimizer, precision, KV cache (Contract 9)
+    # directories the command line named (`--entry`'s package): readable beyond the project root
+    readable: tuple = ()
 
 
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
     """`model.py:GPT.forward` → (resolved path, qualname)."""
     file_part, colon, qualname = text.rpartition(":")
+    if len(qualname) > MAX_QUALNAME_CHARACTERS:
+        raise error(f"the qualified name has {len(qualname):,} characters (at most {MAX_QUALNAME_CHARACTERS})")
     if not colon or not file_part or not qualname or not all(p.isidentifier() for p in qualname.split(".")):
         raise error("expected FILE:QUALNAME, e.g. model.py:GPT.forward")
     path = Path(file_part)
@@ -138,11 +146,12 @@ def _budgets(reader: MappingReader) -> dict:
     return budgets
 
 
-def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEntry:
+def parse_model(name: str, reader: MappingReader, root: Path | None, confinement=None) -> ModelEntry:
     reader.allow_only(("entry", "inputs", "dims_from", "mode", "assume", "budgets", "optimizer", "precision",
                        "cache_len", "cache_dtype"))
     entry_text = reader.text("entry", required=True)
     path, qualname = parse_entry_text(entry_text, root, lambda reason: reader.error("entry", reason))
+    _confined(confinement, path, entry_text.rpartition(":")[0], reader, "entry")
     inputs = []
     inputs_reader = reader.mapping("inputs")
     if inputs_reader is not None:
@@ -158,6 +167,7 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
         json_path = Path(dims_from)
         if not json_path.is_absolute() and root is not None:
             json_path = root / json_path
+        _confined(confinement, json_path, dims_from, reader, "dims_from")
         values = read_config_json(json_path, reader.source, f"{reader.prefix}.dims_from")
         dims = dims_of_config(values)
     mode = reader.choice("mode", MODES, "inference")
@@ -170,15 +180,26 @@ def parse_model(name: str, reader: MappingReader, root: Path | None) -> ModelEnt
     return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values, memory)
 
 
-def parse_models(reader: MappingReader, root: Path | None) -> tuple[ModelEntry, ...]:
+def _confined(confinement, path, shown: str, reader: MappingReader, key: str) -> None:
+    if confinement is not None:
+        try:
+            confinement.check(path, shown)
+        except OSError as error:  # confinement.OutsideProject
+            raise reader.error(key, str(error)) from None
+
+
+def parse_models(reader: MappingReader, root: Path | None, confinement=None) -> tuple[ModelEntry, ...]:
     models_reader = reader.mapping("models")
     if models_reader is None:
         return ()
     entries = []
+    if len(models_reader.value) > MAX_MODELS:
+        raise reader.error("models", f"{len(models_reader.value):,} models configured (at most {MAX_MODELS}: each "
+                                     "is a whole-model run of every check)")
     for name in list(models_reader.value):
         if not name.strip():
             raise models_reader.error(name, "a model name must be non-empty")
         entry_reader = models_reader.mapping(name, required=True)
-        entries.append(parse_model(name, entry_reader, root))
+        entries.append(parse_model(name, entry_reader, root, confinement))
     models_reader.finish()
     return tuple(entries)

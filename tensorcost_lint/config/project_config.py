@@ -22,9 +22,11 @@ from ..hardware.evidence_files import load_evidence_file, resolve_device
 from ..rule_selection import check_selectors
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
-from .fields import MappingReader, key_path
+from .fields import MappingReader, _short, key_path
 from .per_file_ignores import codes_ignored_for
 from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
+from ..confinement import Confinement, OutsideProject, repository_root
+from .work_limits import WorkLimits, parse_work_limits
 from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
 
 if sys.version_info >= (3, 11):
@@ -84,6 +86,14 @@ class ProjectConfig:
     devices: dict = field(default_factory=dict, compare=False)  # id -> HardwareEvidence (user files)
     models: tuple = field(default=(), compare=False)  # model_entries.ModelEntry (Contract 7)
     causal_attention_flops: str = "unmasked"  # or "dense": the full score square (Contract 7)
+    source_roots: tuple[str, ...] = ()  # directories outside the project root that a run may read
+    work_budget: WorkLimits = WorkLimits()  # how much one whole-model run may do (work_limits.py)
+
+    @cached_property
+    def confinement(self) -> Confinement:
+        """What a run may read: the repository holding the config (the working directory's when
+        there is no config file) and `source_roots`."""
+        return project_confinement(self.root, self.source_roots)
 
     @property
     def hardware(self) -> HardwareEvidence:
@@ -234,6 +244,8 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
     broadcast_policy = reader.choice("broadcast_policy", BROADCAST_POLICIES, "shared-weights")
     budgets = _budgets(reader)
     hardware_id = reader.text("hardware", "h100-sxm")
+    source_roots = _source_roots(reader, root)
+    confinement = project_confinement(str(root) if root is not None else None, source_roots)
     evidence_files = []
     devices: dict[str, HardwareEvidence] = {}
     for index, entry in enumerate(reader.sequence("evidence")):
@@ -242,6 +254,10 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         path = Path(entry)
         if not path.is_absolute() and root is not None:
             path = root / path  # relative to the config file, never to the working directory
+        try:
+            confinement.check(path, entry)
+        except OutsideProject as error:
+            raise reader.error(f"evidence[{index}]", str(error)) from None
         devices.update(load_evidence_file(path, str(path)))
         evidence_files.append(str(path))
     traffic_boundary = reader.text("traffic_boundary", "hbm-to-compute")
@@ -252,7 +268,7 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         torch_einsum = frameworks.choice("torch_einsum", TORCH_EINSUM_MODELS, "left-to-right")
         frameworks.finish()
     exclude = _globs(reader, "exclude") + _globs(reader, "extend_exclude")
-    models = parse_models(reader, root)
+    models = parse_models(reader, root, confinement)
     causal_attention_flops = reader.choice("causal_attention_flops", CAUSAL_ATTENTION_FLOPS, "unmasked")
     config = ProjectConfig(
         dims=dims,
@@ -275,10 +291,32 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         devices=devices,
         models=models,
         causal_attention_flops=causal_attention_flops,
+        source_roots=source_roots,
+        work_budget=parse_work_limits(reader),
     )
     reader.finish()
     config.hardware  # an unknown hardware id is a config error now, not a finding later
     return config
+
+
+def _source_roots(reader: MappingReader, root: Path | None) -> tuple[str, ...]:
+    """`source_roots: [../shared]`: directories a run may read besides the project root, relative
+    to the config file; each must be an existing directory."""
+    roots = []
+    for index, entry in enumerate(reader.sequence("source_roots")):
+        if not isinstance(entry, str) or not entry.strip():
+            raise reader.error(f"source_roots[{index}]", "expected a directory path")
+        path = Path(entry)
+        if not path.is_absolute() and root is not None:
+            path = root / path
+        if not path.is_dir():
+            raise reader.error(f"source_roots[{index}]", f"{entry}: not a directory")
+        roots.append(os.path.realpath(path))
+    return tuple(roots)
+
+
+def project_confinement(root: str | None, source_roots=()) -> Confinement:
+    return Confinement.of(repository_root(root if root is not None else os.getcwd()), *source_roots)
 
 
 def load_config_file(path: Path | str) -> ProjectConfig:
@@ -290,6 +328,8 @@ def load_config_file(path: Path | str) -> ProjectConfig:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(source, "", f"invalid TOML: {error}") from None
+        except ValueError:  # int() past Python's digit limit, raised from inside the parser
+            raise ConfigError(source, "", "invalid TOML: an integer with too many digits") from None
         table = document.get("tool", {}).get("tensorcost")
         if table is None:
             raise ConfigError(source, "tool.tensorcost", "no [tool.tensorcost] table in this file")
@@ -399,7 +439,7 @@ def parse_dim_override(text: str, flag: str = "--dim") -> tuple[str, int]:
     try:
         size = int(value.strip().replace("_", ""))
     except ValueError:
-        raise ConfigError(flag, text, f"size must be a positive integer, got {value!r}") from None
+        raise ConfigError(flag, _short(text), f"size must be a positive integer, got {_short(repr(value))}") from None
     if size <= 0 or size > 2**63 - 1:
-        raise ConfigError(flag, text, f"size must be a positive integer below 2**63, got {value!r}")
+        raise ConfigError(flag, _short(text), f"size must be a positive integer below 2**63, got {_short(size)}")
     return name, size

@@ -16,6 +16,7 @@ from .errors import ConfigError
 
 MAX_FILE_BYTES = 1 << 20
 MAX_ALIASES = 64
+MAX_INTEGER_CHARACTERS = 100  # far above 2**63 (19 digits) with `_` separators; far below the digit limit
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -29,6 +30,17 @@ class _BoundedLoader(yaml.SafeLoader):
             if self._aliases > MAX_ALIASES:
                 raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (refused as a possible alias bomb)")
         return super().compose_node(parent, index)
+
+    def construct_yaml_int(self, node):
+        # int() of more than 4,300 digits raises ValueError (Python's digit limit) deep inside the
+        # loader; no size a config names needs more than 19, so a long one is refused by its length
+        if len(node.value) > MAX_INTEGER_CHARACTERS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value)} characters is too large", node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 
 
 MAX_EXPANDED_NODES = 100_000

@@ -12,7 +12,7 @@ from .library_values import config_class_values
 from .memory_totals import MemoryTotals, memory_totals
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
-from .retention import Retention, retention
+from .retention import Retention, RetentionTooLarge, retention
 from .source_tree import SourceError, SourceTree
 from .totals import Totals, total
 
@@ -36,7 +36,7 @@ class ModelResult:
     @property
     def calls_not_costed(self) -> list:
         """The problems that leave FLOPs out (a recursive call), not those of the memory figures."""
-        return [problem for problem in self.problems if problem[0] != MEMORY_PROBLEM]
+        return [problem for problem in self.problems if problem[0] not in (MEMORY_PROBLEM, "memory")]
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -46,8 +46,10 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     sizes = {**entry.dims, **config.dims, **cli_dims}
     root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
-    run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder), sizes, entry.mode, entry.assume,
-                   entry.config_values)
+    # the project root and source_roots; what the command line named is the user's explicit choice
+    confinement = config.confinement.widened(*entry.readable)
+    run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder, confinement), sizes,
+                   entry.mode, entry.assume, entry.config_values, config.work_budget)
     run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
@@ -86,10 +88,18 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         line, column, _, _ = ctx.position(node)
         not_followed.append((ctx.settings.path, line, column, ctx.code(node), reason))
     try:
-        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training")
+        kept = retention(run.stack[0], sizes, config.default_dtype, entry.mode == "training",
+                         config.work_budget.entries)
+    except RetentionTooLarge as error:  # a limit: listed where the run started
+        kept = Retention(None, {})
+        run.limit_at(function, "retained bytes", str(error))
     except OverflowError as error:  # exact counts are refused above 2**63-1, never wrapped
         kept = Retention(None, {})
         run.problems.append((MEMORY_PROBLEM, str(error)))
+    not_followed.extend(run.limits)
+    for source in run.tree.files.values():  # definitions too long to read whole
+        if source is not None:
+            not_followed.extend(source.definitions.cuts)
     if run.storage.failure is not None:
         kept = Retention(None, {})
         run.problems.append((MEMORY_PROBLEM, f"not computed ({run.storage.failure})"))

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from ..bounded_read import read_capped
 from ..rules import ALL_RULES, RuleContext, SiteResult, describe
 from ..site_costs import cost_site
 from .analyse import analyse_model
 from .memory_facts import memory_totals_of
 from .report import model_json
-from .source_tree import SourceError
+from .source_tree import MAX_SOURCE_BYTES, SourceError
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.
@@ -65,7 +66,8 @@ class ModelOutcome:
 def definition_position(path: str, qualname: str) -> tuple | None:
     """(line, column) of the `def` (or `class`) that `qualname` names in the file, 1-based."""
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8-sig"))
+        # bounded and regular files only: an entry on a FIFO or /dev/zero must not hang or fill memory
+        tree = ast.parse(read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     body, found = tree.body, None

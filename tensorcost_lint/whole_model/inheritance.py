@@ -13,7 +13,9 @@ import libcst as cst
 
 from ..analysis.imports import ast_dotted_name, dotted_name
 
-MAX_BASES = 32
+# Bases walked per class: far above any real hierarchy (transformers' deepest is under 10), and a
+# bound on a hostile one; a chain cut here is listed (ModelRun.limit_reached), never a silent zero.
+MAX_BASES = 256
 
 
 def last_method(cls: cst.ClassDef, name: str):
@@ -26,8 +28,13 @@ def last_method(cls: cst.ClassDef, name: str):
 def _chain(run, source, name: str) -> list:
     """(file, ast.ClassDef) of the class `name` means in `source` and its bases, in lookup order."""
     chain, pending, seen = [], [(source, name)], set()
-    while pending and len(chain) < MAX_BASES:
+    while pending:
         home, class_name = pending.pop(0)
+        if len(chain) >= MAX_BASES:
+            _, last = chain[-1]
+            run.limit_reached(chain[-1][0].path, last.lineno, last.col_offset + 1, f"class {name}",
+                              f"more than {MAX_BASES} base classes: the rest are not walked (work limit)")
+            break
         found = run.tree.class_ast(home, class_name)
         if found is None or id(found[1]) in seen:
             continue

@@ -182,7 +182,7 @@ def subscript(interp, node: cst.Subscript):
             bounds.append(int_of(interp.run, interp.eval(bound)))
             if bounds[-1] is None:
                 return None
-        return StringFact(value.value[bounds[0]:bounds[1]])
+        return value.derived(value.value[bounds[0]:bounds[1]])
     return UNHANDLED
 
 
@@ -346,7 +346,20 @@ def arithmetic(run, operator, left, right):
         if type(sequence) is SequenceFact and type(count) in (IntFact, BoolFact):
             times = max(int_of(run, count), 0)
             return SequenceFact(sequence.items * times)
+    if isinstance(operator, cst.Subtract) and _literal_int(left) is not None and _literal_int(right) is not None:
+        value = _literal_int(left) - _literal_int(right)
+        if value <= 0:
+            return int_fact(value)  # `Tree(depth - 1)` down to 0: a known int, so `depth > 0` is decided
     return UNHANDLED
+
+
+def _literal_int(fact):
+    """The int a literal-valued fact holds (not a dim's size: `T - T` stays a dim expression)."""
+    if type(fact) is IntFact:
+        return fact.value
+    if type(fact) is DimFact and type(fact.dim) is Const:
+        return fact.dim.value
+    return None
 
 
 _VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code
@@ -376,6 +389,7 @@ def formatted_string(interp, node: cst.FormattedString):
     (an einsum's subscripts built this way are then a literal pattern); None otherwise."""
     text = []
     known = True
+    origin = None
     for part in node.parts:
         if isinstance(part, cst.FormattedStringText):
             text.append(part.value)
@@ -386,13 +400,14 @@ def formatted_string(interp, node: cst.FormattedString):
             continue
         if type(value) is StringFact:
             text.append(value.value)
+            origin = origin or value.origin
         elif type(value) in (IntFact, DimFact) and int_of(interp.run, value) is not None:
             text.append(str(int_of(interp.run, value)))
         else:
             known = False
     if not known or "{" in "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)):
         return None  # `{{` escapes in the text: not read
-    return StringFact("".join(text))
+    return StringFact("".join(text), origin)
 
 
 def dict_display(interp, node: cst.Dict):

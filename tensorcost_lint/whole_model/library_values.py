@@ -38,7 +38,7 @@ def json_fact(name: str, value, sizes, floats=None):
             return ZERO_FLOAT  # a 0.0 dropout probability is read by identity
         return floats.make(value) if floats is not None else ScalarFact()
     if type(value) is str:
-        return StringFact(value)
+        return StringFact(value, f"config.{name}")
     if type(value) is dict:
         return MappingFact(tuple((key, json_fact(key, item, {}, floats)) for key, item in value.items()
                                  if isinstance(key, str)))

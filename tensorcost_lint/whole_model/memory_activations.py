@@ -29,7 +29,7 @@ import libcst as cst
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from .memory_parameters import dropout_probability
 from .objects import Embedding, FunctionRef, SiteEntry
-from .retention import _Training
+from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .strides import product
 
 _INPUT = "input"  # saves its (first) tensor input
@@ -362,6 +362,6 @@ class _AllSaved(_Training):
 
 def saved_activations(entries, sizes, default_dtype: str):
     """(bytes of every storage autograd saves at the end of the forward, or None; per module path)."""
-    walk = _AllSaved(sizes, default_dtype)
+    walk = _AllSaved(sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
     walk.walk(entries, 1, True)
     return walk.total(), walk.by_module()

@@ -151,6 +151,10 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     if run.storage.failure is not None:
         result.reasons["activations"] = f"not computed ({run.storage.failure})"
         return
+    left_out = len(run.unfollowed) + len(run.limits)
+    if left_out:  # what an unfollowed call saves is unknown: a sum without it is no total
+        result.reasons["activations"] = f"{left_out} call(s) not followed: what they save is not known"
+        return
     if unknown:
         more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
         result.reasons["activations"] = "what these ops save is not modelled: " + "; ".join(unknown[:3]) + more

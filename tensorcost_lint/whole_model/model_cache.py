@@ -76,7 +76,9 @@ class ModelCache:
         document = {"format": FORMAT, "key": key, "outcome": _encode(outcome),
                     "depends": _dependencies(outcome.files)}
         try:
-            payload = json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            # in the run's own key order: a warm report must be byte-identical to a fresh one, and
+            # JSON objects read back keep the order they were written in
+            payload = json.dumps(document, separators=(",", ":")).encode("utf-8")
         except (TypeError, ValueError):
             return  # not plain data: not cached (the run's result is used as it is)
         if len(payload) > MAX_ENTRY_BYTES:

@@ -24,7 +24,7 @@ from . import choices, decisions, expressions, known_builtins, known_floats, kno
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
-    Repeat, Sequential
+    ModuleRef, Repeat, Sequential
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
 _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
@@ -37,38 +37,33 @@ class ModelEvaluator(Evaluator):
         self.source = source
 
     def eval(self, node):
-        loss = self.run.shape_loss
-        with loss.evaluating():
-            fact = self._eval_marking(node)
-            loss.settle(self.ctx, node, fact, self.run.loss_reason)
-        return fact
-
-    def _eval_marking(self, node):
-        frames = self.run.grad_frames
-        if python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
+        # written as one method (one Python frame per expression level): model code nests calls 64
+        # deep, each of many levels, under the interpreter's recursion limit
+        loss, frames = self.run.shape_loss, self.run.grad_frames
+        loss.frames.append(None)
+        try:
             frames.append(False)
             try:
-                return super().eval(node)
+                fact = super().eval(node)
             finally:
-                frames.pop()
-        frames.append(False)
-        try:
-            fact = super().eval(node)
+                from_grad = frames.pop()
+            if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
+                self.run.storage.observe(self, node, fact)
+                if from_grad and _returned_by_tree_code(self.run, node, fact):
+                    from_grad = _any_needs_grad(self.run, fact)  # the callee's own ops marked what needs one
+                if from_grad and type(fact) is TensorFact:
+                    self.run.mark(fact)  # computed from a tensor that needs a gradient
+                elif from_grad and type(fact) is SequenceFact:
+                    for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
+                        self.run.mark(item)
+                self.run.saved_ops.observe(self.run, self, node, fact)  # what the op saves (memory_activations)
+                tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
+                if frames and (from_grad or tainted or self.run.needs_grad(fact)):
+                    frames[-1] = True  # anything computed from a tensor that needs a gradient needs one
+            loss.settle(self.ctx, node, fact, self.run.loss_reason)
+            return fact
         finally:
-            from_grad = frames.pop()
-        self.run.storage.observe(self, node, fact)
-        if from_grad and _returned_by_tree_code(self.run, node, fact):
-            from_grad = _any_needs_grad(self.run, fact)  # the callee's own ops marked what needs a gradient
-        if from_grad and type(fact) is TensorFact:
-            self.run.mark(fact)  # computed from a tensor that needs a gradient
-        elif from_grad and type(fact) is SequenceFact:
-            for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
-                self.run.mark(item)
-        self.run.saved_ops.observe(self.run, self, node, fact)  # what the op saves (memory_activations)
-        tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
-        if frames and (from_grad or tainted or self.run.needs_grad(fact)):
-            frames[-1] = True  # anything computed from a tensor that needs a gradient needs one
-        return fact
+            loss.frames.pop()
 
     def _eval_Name(self, node: cst.Name):
         if node.value in _CONSTANTS and node.value not in self.env:
@@ -87,7 +82,13 @@ class ModelEvaluator(Evaluator):
             if library is not None:
                 return library
             registry = registries.registry(self.run, self.source, node.value)
-            return registry if registry is not None else self.run.module_value(self.source, node.value)
+            if registry is not None:
+                return registry
+            value = self.run.module_value(self.source, node.value)
+            if value is None and self.run.tree.is_import(self.source, node.value):
+                module = self.run.tree.module_named(self.source, node.value)  # `from . import c`
+                return ModuleRef(module) if module is not None else None
+            return value
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
@@ -242,6 +243,8 @@ class ModelEvaluator(Evaluator):
             return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
+        if type(receiver) is ModuleRef:
+            return _module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)
 
     def torch_module(self, name: str, args):
@@ -363,6 +366,11 @@ class ModelEvaluator(Evaluator):
             return choices.call_module_choice(self, node, callee, args)
         if type(callee) is CallableChoice:
             return choices.call_callable_choice(self, node, callee, args)
+        if callee is None:
+            why = _why_unknown(self, func)
+            if why is not None:  # the tree's own code that could not be read: listed, never dropped
+                run.not_followed(self.ctx, node, why)
+                return UNHANDLED
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
@@ -403,6 +411,42 @@ def _ceil_div(length, step: int, sizes):
     if value is not None:
         return simplify_dim(BinOp("//", length, Const(step)))
     return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
+
+
+def _module_attribute(run, module: ModuleRef, name: str):
+    """`c.helper` for a module of the tree: its definition (or one it imports), or a submodule."""
+    found = run.tree.definition(module.source, name)
+    if found is not None:
+        source, definition = found
+        return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) else FunctionRef(source, definition)
+    if name in module.source.constants:
+        value = module.source.constants[name]
+        return DimFact(Const(value)) if value >= 1 else None
+    submodule = run.tree.submodule(module.source, name) or run.tree.module_named(module.source, name)
+    return ModuleRef(submodule) if submodule is not None else None
+
+
+def _why_unknown(interp, func) -> str | None:
+    """Why a callee of the tree's own code is unknown: the import that names it broke on the way
+    (a file missing, unreadable, outside the project root, past a limit)."""
+    tree, source = interp.run.tree, interp.source
+    if isinstance(func, cst.Name):
+        if func.value in interp.env:
+            return None
+        return tree.why_not_followed(source, func.value)
+    if isinstance(func, cst.Attribute) and _pure(func.value):
+        receiver = interp.eval(func.value)
+        if type(receiver) is ModuleRef:
+            why = tree.why_not_followed(receiver.source, func.attr.value)
+            if why is None and tree.definition(receiver.source, func.attr.value) is None:
+                why = f"`{func.attr.value}` is not defined in {receiver.source.path.name}"
+            return why
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        if isinstance(inner, cst.Name) and inner.value not in interp.env:
+            return tree.why_not_followed(source, inner.value)
+    return None
 
 
 def _module_like(func, env) -> bool:
@@ -456,8 +500,12 @@ class ModelFlow(FunctionFlow):
                          autocast=autocast or self.autocast)
 
     def run(self, statements) -> None:
+        budget = self.run_.budget
         for statement in statements:
             if self.state.returned:
+                return
+            if not budget.spend("steps"):  # bounded work: the rest of the run is cut, and listed
+                self.run_.budget_cut(self.ctx, statement, "steps")
                 return
             self.statement(statement)
 

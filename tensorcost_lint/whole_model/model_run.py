@@ -17,6 +17,7 @@ from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ModuleFact, Sca
 from ..analysis.annotations import facts_from_annotation, single_fact
 from ..analysis.arguments import CallArgs
 from ..analysis.context import Recorder
+from ..analysis.cst_parse import parse_module
 from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, choices, library_layers, python_values
@@ -26,7 +27,7 @@ from .inheritance import find_method, owner_of, torch_base
 from .library_objects import MappingFact
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
-from .objects import Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
+from .objects import Called, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 from .known_floats import FloatValues
 from .optional_values import MaybeNone, join_optional
@@ -35,6 +36,8 @@ from .memory_parameters import ParameterLedger
 from .saved_tensors import site_memory
 from .shape_loss import ShapeLoss, lost_shape
 from .storage import StorageTracker
+from .work_budget import WorkBudget
+from ..config.work_limits import WorkLimits
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of methods (not of other constructors) are followed this deep:
@@ -46,6 +49,9 @@ MAX_BUILD_CALL_DEPTH = 2
 # -> `group_dict_by_key` -> the `partial(string_begins_with, prefix)` it calls); a library's
 # availability checks in other files (transformers' import_utils.py) stay two calls deep.
 MAX_BUILD_HELPER_DEPTH = 4
+# Constructors running inside constructors (`Tree(depth - 1)` in `Tree.__init__`): a recursive
+# build whose depth the run cannot decide stops here, listed, instead of exhausting Python's stack.
+MAX_BUILD_NESTING = 32
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -59,7 +65,10 @@ class RunRecorder(Recorder):
 
 
 class ModelRun:
-    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None) -> None:
+    def __init__(self, tree_factory, sizes: dict, mode: str, assume: dict, config_values: dict | None = None,
+                 limits: WorkLimits = WorkLimits()) -> None:
+        self.budget = WorkBudget(limits)  # the one work budget of this run (work_budget.py)
+        self.budget_cuts: set = set()  # kinds of the budget whose cut is listed
         self.config_values = config_values or {}  # the dims_from JSON: what `config.x` reads
         self.config_names: dict = {}  # the config class's attribute_map (`hidden_size` -> `n_embd`)
         self.config_defaults: dict = {}  # class-level defaults of the config class and its bases
@@ -81,6 +90,7 @@ class ModelRun:
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
+        self.limits: list = []  # (path, line, column, what, reason): where a limit stopped the analysis
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
@@ -121,6 +131,17 @@ class ModelRun:
     def add(self, entry) -> None:
         self.entries.append(entry)
 
+    def add_call(self, summary: list) -> None:
+        """A callee's summary, by reference: the same summary called again right after is one more
+        execution of it (`h(x) + h(x)`), never a copy of its entries."""
+        if not summary:
+            return
+        entries = self.entries
+        if entries and type(entries[-1]) is Called and entries[-1].entries is summary:
+            entries[-1].count += 1
+        else:
+            entries.append(Called(summary))
+
     @contextmanager
     def collecting(self, entries: list):
         self.stack.append(entries)
@@ -153,6 +174,28 @@ class ModelRun:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
         if self.building == 0 and all(seen is not node for _, seen, _ in self.unfollowed):
             self.unfollowed.append((ctx, node, reason))
+
+    def limit_reached(self, path, line: int, column: int, what: str, reason: str) -> None:
+        """A limit (base classes, call depth, import hops, files, the work budget) stopped the
+        analysis here: listed with the calls not followed, so the total is never complete by silence."""
+        record = (str(path), line, column, what[:200], reason)
+        if record not in self.limits:
+            self.limits.append(record)
+
+    def budget_cut(self, ctx, node, kind: str) -> None:
+        """The first place where a part of the work budget ran out: listed with the calls not
+        followed (once: everything after it is cut too)."""
+        if kind not in self.budget_cuts:
+            self.budget_cuts.add(kind)
+            self.unfollowed.append((ctx, node, self.budget.reason(kind)))
+
+    def limit_at(self, function: FunctionRef, what: str, reason: str) -> None:
+        """`limit_reached` at the `def` of `function`."""
+        try:
+            line, column, _, _ = function.source.ctx.position(function.node)
+        except (KeyError, AttributeError):
+            line, column = 1, 1
+        self.limit_reached(function.source.ctx.settings.path, line, column, what, reason)
 
     def note_undecided(self, condition: str) -> None:
         if self.building == 0 and condition not in self.undecided:
@@ -462,6 +505,10 @@ class ModelRun:
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
         found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        if found is not None and self.building >= MAX_BUILD_NESTING:
+            self.limit_at(FunctionRef(found[0], found[1]), f"{cls.name.value}()",
+                          f"constructors nested more than {MAX_BUILD_NESTING} deep: not built (a recursive build)")
+            return self_fact
         if found is not None:
             init_source, init = found
             self.building += 1
@@ -490,13 +537,23 @@ class ModelRun:
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None:
             result, entries = cached
-            self.entries.extend(entries)
+            self.add_call(entries)
             return result
-        # the same def under another closure is another function (`and_masks(and_masks(a, b), c)`
-        # runs one `and_mask` inside another), not a recursive call
-        running = (id(function.node), id(function.closure) if function.closure is not None else None)
-        if running in self.active or len(self.active) >= MAX_CALL_DEPTH:
-            self.problems.append((function.node.name.value, "recursive call: not followed"))
+        # recursion is the same function on the same object under the same closure: `self.child(x)` in a
+        # tree of modules runs the same forward on another object, `and_masks(and_masks(a, b), c)` one
+        # `and_mask` inside another; both bounded by MAX_CALL_DEPTH
+        running = (id(function.node), id(bound), id(function.closure) if function.closure is not None else None)
+        if running in self.active:
+            self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
+            return None
+        if len(self.active) >= MAX_CALL_DEPTH:
+            self.limit_at(function, f"{function.node.name.value}()",
+                          f"call depth limit: more than {MAX_CALL_DEPTH} nested calls; not followed")
+            return None
+        if not self.budget.spend("contexts"):
+            if "contexts" not in self.budget_cuts:
+                self.budget_cuts.add("contexts")
+                self.limit_at(function, f"{function.node.name.value}()", self.budget.reason("contexts"))
             return None
         helper = function.bound is None and function.source is self.build_file
         limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
@@ -520,7 +577,7 @@ class ModelRun:
             self.module = module
         if function.closure is None:
             self.memo[key] = (result, entries)
-        self.entries.extend(entries)
+        self.add_call(entries)
         return result
 
     def _run_function(self, source, node: cst.FunctionDef, self_fact, positional, keywords, read_missing_as_dims,
@@ -649,7 +706,7 @@ def _parse_assignment(home, value):
     own lines; its positions join the file's context."""
     lines = home.definitions.lines
     try:
-        module = cst.parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
+        module = parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
     except (cst.ParserSyntaxError, RecursionError):
         return None
     statement = module.body[0] if module.body else None

@@ -73,6 +73,14 @@ class FunctionRef:
 
 
 @dataclass(frozen=True)
+class ModuleRef:
+    """A module of the tree bound to a name (`from . import c`, `import pkg.c as c`): `c.helper`
+    is its top-level definition."""
+
+    source: object  # source_tree.SourceFile
+
+
+@dataclass(frozen=True)
 class ClassRef:
     source: object
     node: object  # cst.ClassDef
@@ -97,6 +105,16 @@ class Repeat:
     entries: list = field(default_factory=list)
     reason: str | None = None
     carried: tuple = ()  # storages of loop-carried values on entry: each iteration has its own
+
+
+@dataclass
+class Called:
+    """A call of the tree's code: the callee's summary (its entries, shared by every call with the
+    same argument facts, never copied) run `count` times in a row. `h(x) + h(x)` is one Called of
+    count 2, so a call tree costs what its distinct (function, arguments) pairs cost."""
+
+    entries: list  # the callee's summary, shared with the memo
+    count: int = 1
 
 
 @dataclass

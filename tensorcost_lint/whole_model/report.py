@@ -6,6 +6,7 @@ import os
 
 
 
+
 def _relative(path: str, root) -> str:
     try:
         relative = os.path.relpath(path, root)

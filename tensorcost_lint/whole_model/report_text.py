@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from estimator.units import round_fixed
 
+from ..formats.printable import printable
 from .memory_report import memory_lines
 from .report import model_json
 
@@ -167,4 +168,4 @@ def model_text(result, hardware_id: str) -> str:
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
     lines.extend(memory_lines(data["totals"]["memory"]))  # last: the lines above keep their places
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # names and code from the repository, escaped

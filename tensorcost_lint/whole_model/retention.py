@@ -25,10 +25,29 @@ from dataclasses import dataclass, field
 
 from estimator import lookup_dtype
 
-from .objects import Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from .objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 from .saved_tensors import OUTPUT
 
 MAX_COUNT = 2**63 - 1
+# Entries walked, calls replayed in full: the order of allocations decides what is live, so a shared
+# callee summary is walked once per call (the FLOP totals multiply it instead). A call tree that
+# repeats past this leaves the retained bytes unknown, said so, rather than walking 2**40 calls.
+MAX_WALKED_ENTRIES = 1_000_000
+
+
+class RetentionTooLarge(OverflowError):
+    """The walk would exceed its entry budget (work_budget.entries)."""
+
+
+class _Steps:
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+    def take(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise RetentionTooLarge(f"not computed: work budget spent: more than {self.limit:,} entries walked "
+                                    "for the retained bytes (work_budget.entries); the FLOP totals are exact")
 
 
 @dataclass
@@ -91,15 +110,20 @@ class _Instances:
 
 
 class _Training:
-    def __init__(self, sizes, default_dtype) -> None:
+    def __init__(self, sizes, default_dtype, steps: _Steps) -> None:
         self.sizes, self.default_dtype = sizes, default_dtype
+        self.steps = steps
         self.instances = _Instances()
         self.counted: dict = {}  # token -> (storage, allocations saved or None, module path)
 
     def walk(self, entries, executions, saving: bool) -> None:
+        self.steps.take(len(entries))
         for entry in entries:
             kind = type(entry)
-            if kind is Created:
+            if kind is Called:
+                for _ in range(entry.count):
+                    self.walk(entry.entries, executions, saving)
+            elif kind is Created:
                 self.instances.created(entry.storage, executions)
             elif kind is SiteEntry:
                 if entry.memory is not None:
@@ -160,8 +184,9 @@ class _Training:
 
 
 class _Inference:
-    def __init__(self, default_dtype) -> None:
+    def __init__(self, default_dtype, steps: _Steps) -> None:
         self.default_dtype = default_dtype
+        self.steps = steps
         self.instances = _Instances()
         self.position = 0
         self.first: dict = {}  # token -> position it is live from
@@ -170,9 +195,13 @@ class _Inference:
         self.modules: list = []  # (position, module path) of each site
 
     def walk(self, entries) -> None:
+        self.steps.take(len(entries))
         for entry in entries:
             kind = type(entry)
-            if kind is Created:
+            if kind is Called:
+                for _ in range(entry.count):
+                    self.walk(entry.entries)
+            elif kind is Created:
                 token = self.instances.created(entry.storage, 1)
                 if token is not None:
                     self.first[token] = self.position + 1
@@ -234,16 +263,17 @@ def _prefixes(module: str):
             yield ".".join(parts[:index])
 
 
-def retention(entries, sizes, default_dtype: str, training: bool) -> Retention:
+def retention(entries, sizes, default_dtype: str, training: bool, max_entries: int = MAX_WALKED_ENTRIES) -> Retention:
+    steps = _Steps(max_entries)
     if training:
-        walk = _Training(sizes, default_dtype)
+        walk = _Training(sizes, default_dtype, steps)
         walk.walk(entries, 1, True)
         inclusive: dict = {}
         for module, size in walk.by_module().items():
             for prefix in _prefixes(module):
                 inclusive[prefix] = inclusive.get(prefix, 0) + size
         return Retention(walk.total(), inclusive)
-    walk = _Inference(default_dtype)
+    walk = _Inference(default_dtype, steps)
     walk.walk(entries)
     live, known = walk.live()
     peaks: dict = {}

@@ -16,15 +16,22 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from shape_annotations import merge_dim_bindings
 
+from ..analysis.cst_parse import parse_module
 from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
 from .inheritance import last_method
 
-MAX_SOURCE_BYTES = 4 * 2**20
+# A file a whole-model run reads: the stdlib tree alone takes ~200 bytes per source byte (a 2.3 MB
+# forward of 100,000 statements: 485 MB), so the cap keeps a run's memory bounded; the largest file
+# of transformers (modeling_utils.py) is 280 KB.
+MAX_SOURCE_BYTES = 2**20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
 MAX_FILES = 2000
+# `from .a import x` where a.py re-exports x from b.py, and so on: files followed for one name. A
+# chain longer than this is listed as not followed (its cost is unknown), never silently dropped.
+MAX_IMPORT_HOPS = 64
 
 
 class SourceError(Exception):
@@ -38,17 +45,30 @@ class TreeFileContext(UnitContext):
 
     pieces: list = field(default_factory=list)  # [module, line_offset, ParsedPiece]
 
+    unresolved: list = field(default_factory=list)  # pieces whose positions are not in `found` yet
+    found: dict = field(default_factory=dict)  # node -> (line offset, CodeRange) of every resolved piece
+
     def add_piece(self, module: cst.Module, line_offset: int) -> None:
-        self.pieces.append([module, line_offset, _PARSED.get(id(module)) or ParsedPiece(module)])
+        piece = [module, line_offset, _PARSED.get(id(module)) or ParsedPiece(module)]
+        self.pieces.append(piece)
+        self.unresolved.append(piece)
 
     def position(self, node) -> tuple[int, int, int, int]:
+        """O(1) per lookup: each piece's positions are resolved once, on the first lookup that
+        needs them, and merged into one table (a file of 33,000 definitions is 33,000 pieces)."""
         node = self.stand_ins.get(node, node)
-        for piece in sorted(self.pieces, key=lambda p: p[2].positions is None):  # resolved pieces first
-            code_range = piece[2].resolved().get(node)
-            if code_range is not None:
-                return (code_range.start.line + piece[1], code_range.start.column + 1,
-                        code_range.end.line + piece[1], code_range.end.column + 1)
-        raise KeyError(node)
+        hit = self.found.get(node)
+        while hit is None and self.unresolved:
+            piece = self.unresolved.pop()  # the newest first: a lookup is mostly of what was just parsed
+            offset = piece[1]
+            for key, code_range in piece[2].resolved().items():
+                self.found[key] = (offset, code_range)
+            hit = self.found.get(node)
+        if hit is None:
+            raise KeyError(node)
+        offset, code_range = hit
+        return (code_range.start.line + offset, code_range.start.column + 1,
+                code_range.end.line + offset, code_range.end.column + 1)
 
 
 class ParsedPiece:
@@ -84,7 +104,7 @@ def parse_piece(text: str, path: str, first: int) -> cst.Module:
     found = _BY_TEXT.get(key)
     if found is not None:
         return found.module
-    module = cst.parse_module(text)
+    module = parse_module(text)
     lines = text.count("\n") + 1
     if lines > MAX_PARSED_LINES:
         return module
@@ -101,6 +121,29 @@ def parse_piece(text: str, path: str, first: int) -> cst.Module:
     return module
 
 
+# One definition is parsed by LibCST up to this many lines (LibCST takes ~0.4 ms and ~30 KB a line):
+# the statements past it are not analysed, and the cut is listed. Real methods stay under 1,000.
+MAX_DEFINITION_LINES = 5000
+
+
+def _kept_end(body: list, limit: int):
+    """(last line to keep, (line, column) of the first statement dropped or None): the statements
+    of `body` that end by line `limit`, cutting into a def or class that crosses it."""
+    end = None
+    for statement in body:
+        if statement.end_lineno <= limit:
+            end = statement.end_lineno
+            continue
+        inner = getattr(statement, "body", None)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner \
+                and inner[0].lineno <= limit:
+            inner_end, cut = _kept_end(inner, limit)
+            if inner_end is not None:
+                return inner_end, cut
+        return end, (statement.lineno, statement.col_offset + 1)
+    return end, None
+
+
 class LazyDefinitions(Mapping):
     """top-level name -> cst.ClassDef | cst.FunctionDef, parsed on first access."""
 
@@ -110,11 +153,26 @@ class LazyDefinitions(Mapping):
         self.spans = spans  # name -> (first line, last line), decorators included
         self.ctx = ctx
         self.parsed: dict = {}
+        self.statements: dict = {}  # name -> its ast statement
+        self.cuts: list = []  # (path, line, column, what, reason): definitions read only in part
+
+    def _bounded_end(self, node, first: int, last: int, what: str) -> int:
+        """`last`, or an earlier line ending a statement when the definition is too long to parse."""
+        if node is None or last - first + 1 <= MAX_DEFINITION_LINES:
+            return last
+        end, cut = _kept_end([node], first + MAX_DEFINITION_LINES - 1)
+        if end is None or cut is None:
+            return last
+        self.cuts.append((self.ctx.settings.path, cut[0], cut[1], what,
+                          f"{what} has {last - first + 1:,} lines; statements past its first "
+                          f"{MAX_DEFINITION_LINES:,} are not analysed (bounded work) and the total is partial"))
+        return end
 
     def __getitem__(self, name: str):
         if name in self.parsed:
             return self.parsed[name]
         first, last = self.spans[name]  # KeyError for a name that is not defined here
+        last = self._bounded_end(self.statements.get(name), first, last, name)
         try:
             module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError) as error:
@@ -142,7 +200,8 @@ class LazyDefinitions(Mapping):
         if found is None or found.col_offset != 4:
             return None
         first = min([found.lineno] + [d.lineno for d in found.decorator_list])
-        text = "class _:\n" + "".join(self.lines[first - 1:found.end_lineno])
+        end = self._bounded_end(found, first, found.end_lineno, f"{class_name}.{name}")
+        text = "class _:\n" + "".join(self.lines[first - 1:end])
         try:
             module = parse_piece(text, self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError):
@@ -168,35 +227,45 @@ class SourceFile:
     constants: dict = field(default_factory=dict)  # top-level `NAME = 3` -> int
     values: dict = field(default_factory=dict)  # top-level `NAME = Call(...)` / `NAME = {...}` -> ast value
     classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
+    module_imports: dict = field(default_factory=dict)  # `import a.b as c`: c -> "a.b"; `import a.b`: a -> "a"
+    star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
 
 
 class SourceTree:
     """Parses each file once per run."""
 
-    def __init__(self, root: Path, config, cli_dims: dict, recorder: Recorder) -> None:
+    def __init__(self, root: Path, config, cli_dims: dict, recorder: Recorder, confinement=None) -> None:
         self.root = root
+        self.confinement = confinement  # confinement.Confinement: the only files a run may read
         self.config = config
         self.cli_dims = cli_dims
         self.recorder = recorder
         self.files: dict[Path, SourceFile | None] = {}
+        self.unreadable: dict = {}  # path -> why it could not be read (said again when it is reached again)
+        self.failures: dict = {}  # (file path, name) -> why the name's import could not be followed
+        self._modules: dict = {}  # (file path, name) -> the SourceFile a module name means, or None
 
     def load(self, path: Path) -> SourceFile:
         path = path.resolve()
         if path in self.files:
             cached = self.files[path]
             if cached is None:
-                raise SourceError(f"{path}: could not be parsed")
+                raise SourceError(self.unreadable.get(path, f"{path}: could not be parsed"))
             return cached
         if len(self.files) >= MAX_FILES:
             raise SourceError(f"{path}: more than {MAX_FILES} files reached; refused")
+        if self.confinement is not None and not self.confinement.allows(path):
+            raise SourceError(f"{path}: outside the project root (reading it needs its directory in `source_roots`)")
         self.files[path] = None
         try:
             text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
             tree = ast.parse(text)
         except FileNotFoundError:
-            raise SourceError(f"{path}: file not found") from None
-        except (OSError, UnicodeDecodeError, SyntaxError, RecursionError) as error:
-            raise SourceError(f"{path}: cannot be analysed: {str(error).splitlines()[0][:200]}") from None
+            self.unreadable[path] = f"{path}: file not found"
+            raise SourceError(self.unreadable[path]) from None
+        except (OSError, UnicodeDecodeError, SyntaxError, RecursionError, ValueError) as error:
+            self.unreadable[path] = f"{path}: cannot be analysed: {(str(error).splitlines() or [''])[0][:200]}"
+            raise SourceError(self.unreadable[path]) from None
         imports = import_table_from_ast(tree)
         sizes = merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()), self.cli_dims)
         settings = FileSettings(
@@ -210,11 +279,21 @@ class SourceTree:
                 first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
                 spans[statement.name] = (first, statement.end_lineno)
         source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
+        source.definitions.statements = {s.name: s for s in tree.body
+                                         if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
-                    source.from_imports[alias.asname or alias.name] = (statement.level, statement.module, alias.name)
+                    if alias.name == "*":
+                        source.star_imports.append((statement.level, statement.module))
+                    else:
+                        source.from_imports[alias.asname or alias.name] = (statement.level, statement.module,
+                                                                            alias.name)
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    source.module_imports[alias.asname or alias.name.split(".")[0]] = \
+                        alias.name if alias.asname else alias.name.split(".")[0]
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                     and isinstance(statement.targets[0], ast.Name) \
                     and type(getattr(statement.value, "value", None)) is int:
@@ -242,7 +321,7 @@ class SourceTree:
         for base in bases:
             candidate = base.joinpath(*parts) if parts else base
             for file in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):
-                if file is not None and file.is_file():
+                if file is not None and file.is_file() and (self.confinement is None or self.confinement.allows(file)):
                     return file
         return None
 
@@ -259,22 +338,80 @@ class SourceTree:
         """(file, ast.ClassDef) of the class `name` means in `source`."""
         return self._follow(source, name, lambda file, n: file.classes.get(n), stop_at_definitions=False)
 
-    def _follow(self, source: SourceFile, name: str, own, stop_at_definitions: bool):
-        """(file, what `own(file, name)` finds) in `source` or through its `from … import` chain (at
-        most 8 files deep: a re-export loop ends)."""
-        for _ in range(10):
-            found = own(source, name)
-            if found is not None:
-                return source, found
-            imported = source.from_imports.get(name)
-            if imported is None or (stop_at_definitions and name in source.definitions):
+    def module_named(self, source: SourceFile, name: str) -> SourceFile | None:
+        """The file of the module `name` means in `source`: `from . import c`, `from pkg import c`,
+        `import pkg.c as c` or `import pkg` (the tree's own modules only); why not, in `failures`."""
+        key = (source.path, name)
+        if key not in self._modules:
+            self._modules[key] = None
+            if name in source.from_imports:
+                level, module, imported = source.from_imports[name]
+                dotted, file = ".".join(p for p in (module, imported) if p), None
+                if self._follow(source, name, lambda f, n: f.definitions.get(n), stop_at_definitions=False) is None:
+                    file = self.module_file(source.path, level, dotted)
+            elif name in source.module_imports:
+                file = self.module_file(source.path, 0, source.module_imports[name])
+            else:
+                file = None
+            if file is not None:
+                self.failures.pop(key, None)
+                self._modules[key] = self._load_for(source, name, file)
+        return self._modules[key]
+
+    def submodule(self, package: SourceFile, name: str) -> SourceFile | None:
+        """`pkg.c` for the package file `pkg/__init__.py`: the file of its submodule `c`."""
+        if package.path.name != "__init__.py":
+            return None
+        file = self.module_file(package.path, 1, name)
+        return None if file is None else self._load_for(package, name, file)
+
+    def _load_for(self, source: SourceFile, name: str, file: Path) -> SourceFile | None:
+        try:
+            return self.load(file)
+        except SourceError as error:
+            self.failures[(source.path, name)] = str(error)
+            return None
+
+    def _follow(self, source: SourceFile, name: str, own, stop_at_definitions: bool, hops: int = MAX_IMPORT_HOPS,
+                seen: set | None = None):
+        """(file, what `own(file, name)` finds) in `source` or through its `from … import` chain and
+        star imports, at most MAX_IMPORT_HOPS files deep; a chain that breaks on the way (a file
+        missing, unreadable, outside the project, past a limit) leaves its reason in `failures`."""
+        seen = set() if seen is None else seen
+        if (source.path, name) in seen:
+            return None  # a re-export loop
+        seen.add((source.path, name))
+        found = own(source, name)
+        if found is not None:
+            return source, found
+        if stop_at_definitions and name in source.definitions:
+            return None
+        imported = source.from_imports.get(name)
+        targets = [imported] if imported is not None else [(level, module, name) for level, module in source.star_imports]
+        for level, module, imported_name in targets:
+            if hops == 0:
+                self.failures[(source.path, name)] = f"re-export chain longer than {MAX_IMPORT_HOPS} files"
                 return None
-            level, module, name = imported
             file = self.module_file(source.path, level, module)
             if file is None:
-                return None
-            try:
-                source = self.load(file)
-            except SourceError:
-                return None
+                if level and imported is not None:  # a relative import names the tree's own code
+                    self.failures[(source.path, name)] = f"`{'.' * level}{module or ''}` is not in the analysed tree"
+                continue
+            next_source = self._load_for(source, name, file)
+            if next_source is None:
+                continue
+            result = self._follow(next_source, imported_name, own, stop_at_definitions, hops - 1, seen)
+            if result is not None:
+                self.failures.pop((source.path, name), None)
+                return result
+            why = self.failures.get((next_source.path, imported_name))
+            if why is not None:
+                self.failures[(source.path, name)] = why
         return None
+
+    def is_import(self, source: SourceFile, name: str) -> bool:
+        return name in source.from_imports or name in source.module_imports
+
+    def why_not_followed(self, source: SourceFile, name: str) -> str | None:
+        """Why `name` (imported in `source`) means nothing the run could read, if it is known."""
+        return self.failures.get((source.path, name))

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from ..rules import describe
 from ..site_costs import cost_site
-from .objects import Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
+from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
 
 MAX_COUNT = 2**63 - 1
 
@@ -58,6 +58,18 @@ class Totals:
     # undecided condition -> FLOPs between its dearest and cheapest sides, over every place it decides a
     # Choice (the text report lists the conditions that matter most first)
     at_stake: dict = field(default_factory=dict)
+    # id(summary), enclosing reason, recompute, executions known -> _Summary: each callee summary
+    # costed once per way it is reached, then multiplied (a call tree costs its distinct calls)
+    summaries: dict = field(default_factory=dict)
+    costs: dict = field(default_factory=dict)  # costing fields of a site -> its SiteCost (_site_cost)
+
+
+@dataclass
+class _Summary:
+    part: Part  # one execution's numbers
+    rows: list  # one execution's rows, one per site and module path
+    visits: dict  # module path -> executions of its forward in one execution
+    at_stake: dict = field(default_factory=dict)  # condition -> FLOPs between its sides in one execution
 
 
 def _checked(value: int, what: str) -> int:
@@ -85,11 +97,33 @@ def attention_flops(site, cost, dense: bool):
     return forward, backward
 
 
+def _site_cost(site, sizes, config, costs: dict | None):
+    """The per-file costing of `site`; sites equal in everything costing reads (a forward of
+    100,000 `h = self.lin(h)`) share one costing within a run's totals."""
+    if costs is None:
+        return cost_site(site, sizes, config, describe)
+    try:
+        shapes = site.shapes
+        shapes_key = None if shapes is None else (shapes.inputs, shapes.output, tuple(shapes.dims.items()),
+                                                  shapes.output_shape, shapes.broadcast, shapes.problems,
+                                                  shapes.undecided, shapes.attention, shapes.operands)
+        key = (site.spec, site.framework, site.function, site.operands, shapes_key, site.precision, site.einsum,
+               site.attention, site.chain, site.unresolved)
+        found = costs.get(key)
+    except TypeError:  # a field that is not hashable: costed on its own
+        return cost_site(site, sizes, config, describe)
+    if found is None:
+        found = cost_site(site, sizes, config, describe)
+        if found.resolved:  # numbers only; a reason may name the site's own line
+            costs[key] = found
+    return found
+
+
 def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: bool,
-             recompute: bool = False) -> SiteRow:
+             recompute: bool = False, costs: dict | None = None) -> SiteRow:
     """`recompute`: inside a checkpointed call, whose forward runs again in the backward."""
     site = entry.site
-    cost = cost_site(site, sizes, config, describe)
+    cost = _site_cost(site, sizes, config, costs)
     if not cost.resolved:
         return SiteRow(entry, executions, None, None, None, None, None, cost.reason)
     if executions is None:
@@ -102,11 +136,14 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
         backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
     if recompute and training:
         backward += forward
-    total = _checked((forward + backward) * executions, "FLOPs")
-    seconds = None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions
-    return SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
-                   _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
-                   seconds, None)
+    try:
+        total = _checked((forward + backward) * executions, "FLOPs")
+        row = SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
+                      _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
+                      None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions, None)
+    except OverflowError as error:  # exact counts only: a site run too often is unresolved, with why
+        return SiteRow(entry, executions, None, None, None, None, None, f"too large to cost: {error}")
+    return row
 
 
 def total(entries, sizes, config, training: bool) -> Totals:
@@ -119,8 +156,9 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
     part = Part()
     for entry in entries:
         if type(entry) is SiteEntry:
-            row = cost_row(entry, executions, sizes, config, training, recompute)
-            if reason is not None and row.reason is None:
+            row = cost_row(entry, executions, sizes, config, training, recompute, result.costs)
+            overflowed = reason is not None and reason.startswith("too large to cost") and row.executions is None
+            if reason is not None and (row.reason is None or overflowed):
                 row = SiteRow(entry, None, None, None, None, None, None, reason)
             result.rows.append(row)
             if row.reason is None:
@@ -135,9 +173,27 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             result.visits[entry.module] = None if known is None or executions is None else known + executions
         elif type(entry) is Repeat:
             count = known_count(entry.count, sizes)
-            inner = None if executions is None or count is None else _checked(executions * count, "executions")
+            inner, too_large = _times(executions, count)
             part.add(_walk(entry.entries, inner, sizes, config, training, result,
-                           reason or (entry.reason if count is None else None), recompute))
+                           reason or too_large or (entry.reason if count is None else None), recompute))
+        elif type(entry) is Called:
+            inner, too_large = _times(executions, entry.count)
+            summary = _summary(entry.entries, inner is not None, sizes, config, training, result, reason or too_large,
+                               recompute)
+            try:
+                scaled_part, scaled_rows = _scaled(summary.part, inner or 0), [_scaled_row(r, inner) for r in summary.rows]
+            except OverflowError as error:  # the call's numbers pass 2**63-1: its sites unresolved, with why
+                summary = _summary(entry.entries, False, sizes, config, training, result, f"too large to cost: {error}",
+                                   recompute)
+                inner, scaled_part, scaled_rows = None, Part(), [_scaled_row(r, None) for r in summary.rows]
+            part.add(scaled_part)
+            result.rows.extend(scaled_rows)
+            for module, count in summary.visits.items():
+                known = result.visits.get(module, 0)
+                result.visits[module] = None if known is None or count is None or inner is None \
+                    else known + count * inner
+            for condition, stake in summary.at_stake.items():  # what the call's conditions move, per call
+                result.at_stake[condition] = result.at_stake.get(condition, 0) + stake * (inner or 1)
         elif type(entry) is Checkpointed:
             part.add(_walk(entry.entries, executions, sizes, config, training, result, reason, True))
         elif type(entry) is Choice:
@@ -164,6 +220,62 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
                 getattr(chosen, name)[1] = getattr(both, name)[1]
             part.add(chosen)
     return part
+
+
+def _times(executions, count):
+    """(executions × count, None), or (None, why) when either is unknown or the product passes 2**63-1."""
+    if executions is None or count is None:
+        return None, None
+    if executions * count > MAX_COUNT:
+        return None, "too large to cost: executions exceed 2**63-1"
+    return executions * count, None
+
+
+def _summary(entries, known: bool, sizes, config, training, result: Totals, reason, recompute) -> _Summary:
+    key = (id(entries), reason, recompute, known)
+    found = result.summaries.get(key)
+    if found is None:
+        inner = Totals(summaries=result.summaries, costs=result.costs)
+        part = _walk(entries, 1 if known else None, sizes, config, training, inner, reason, recompute)
+        found = result.summaries[key] = _Summary(part, _merged_rows(inner.rows), inner.visits, inner.at_stake)
+    return found
+
+
+def _merged_rows(rows: list) -> list:
+    """One row per site, module path, reason and side: what the reports group by anyway."""
+    merged: dict = {}
+    for row in rows:
+        key = (id(row.entry.site), row.entry.module, row.reason, row.alternative)
+        current = merged.get(key)
+        if current is None:
+            merged[key] = _scaled_row(row, 1)
+        else:
+            for name in ("executions", "flops", "forward", "backward", "traffic_bytes", "seconds"):
+                mine, theirs = getattr(current, name), getattr(row, name)
+                setattr(current, name, None if mine is None or theirs is None else mine + theirs)
+    return list(merged.values())
+
+
+def _scaled_row(row: SiteRow, factor) -> SiteRow:
+    def scaled(value):
+        return None if value is None or factor is None else value * factor
+    return SiteRow(row.entry, scaled(row.executions), _scaled_int(row.flops, factor), _scaled_int(row.forward, factor),
+                   _scaled_int(row.backward, factor), _scaled_int(row.traffic_bytes, factor), scaled(row.seconds),
+                   row.reason, row.alternative)
+
+
+def _scaled_int(value, factor):
+    return None if value is None or factor is None else _checked(value * factor, "FLOPs")
+
+
+def _scaled(part: Part, factor: int) -> Part:
+    out = Part()
+    for index in (0, 1):
+        out.forward[index] = _checked(part.forward[index] * factor, "FLOPs")
+        out.backward[index] = _checked(part.backward[index] * factor, "FLOPs")
+        out.traffic[index] = _checked(part.traffic[index] * factor, "bytes")
+        out.seconds[index] = None if part.seconds[index] is None else part.seconds[index] * factor
+    return out
 
 
 def _most_visits(sides: list) -> dict:

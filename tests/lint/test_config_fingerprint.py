@@ -7,6 +7,7 @@ from dataclasses import fields, replace
 from decimal import Decimal
 
 from estimator import ExecutionPolicy
+from tensorcost_lint.config.work_limits import WorkLimits
 from tensorcost_lint.config.project_config import NOT_IN_FINGERPRINT, Budgets, ProjectConfig, parse_config
 
 CHANGED = {
@@ -15,6 +16,8 @@ CHANGED = {
     "traffic_boundary": "l2-to-compute", "torch_einsum": "opt-einsum", "select": ("TCL4",),
     "extend_select": ("TCL501",), "ignore": ("TCL201",), "execution": ExecutionPolicy(count=2),
     "per_file_ignores": (("tests/*", "/tmp", ("TCL401",)),), "causal_attention_flops": "dense",
+    "source_roots": ("/opt/shared",),
+    "work_budget": WorkLimits(steps=10),
     "models": parse_config({"models": {"gpt": {"entry": "model.py:GPT.forward", "inputs": {"idx": "int64 B T"}}}},
                            "test", None).models,
 }

@@ -29,6 +29,8 @@ NOT_IN_SETTINGS = {
     "select": "`codes`", "extend_select": "`codes`", "ignore": "`codes`", "per_file_ignores": "`codes`",
     "exclude": "decides which files are linted", "root": "resolves paths while the config is read",
     "evidence_files": "their records are `devices`", "models": "whole models (`tensorcost model`), not one file",
+    "source_roots": "which files a whole-model run may read, not one file's findings",
+    "work_budget": "bounds a whole-model run, not one file's lint",
 }
 
 

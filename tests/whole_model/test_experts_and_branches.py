@@ -53,7 +53,8 @@ def test_undecided_branch_range_ends_equal_flop_counter_mode(tmp_path, capsys, m
 
 def test_text_tree_names_modules_executions_and_totals(tmp_path, capsys, monkeypatch):
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {json.dumps(DIMS)}\nmodels:\n  experts:\n"
+        f"dims: {json.dumps(DIMS)}\nsource_roots: ['{(tmp_path.cwd() / FIXTURE).parent.as_posix()}']\n"
+        "models:\n  experts:\n"
         f"    entry: {(tmp_path.cwd() / FIXTURE).as_posix()}:Experts.forward\n"
         "    inputs: {x: float32 B width}\n")
     monkeypatch.chdir(tmp_path)

@@ -37,7 +37,9 @@ def _reference(dims: dict, training: bool) -> tuple[int, int]:
 
 def _config(tmp_path, dims: dict) -> str:
     entry = f"{(tmp_path.cwd() / FIXTURE).as_posix()}:TinyGPT.forward"
-    text = (f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\nmodels:\n"
+    # the fixture lies outside the config's project (tmp_path): read by opt-in, as Contract 7a's source_roots
+    text = (f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\n"
+            f"source_roots: ['{(tmp_path.cwd() / FIXTURE).parent.as_posix()}']\nmodels:\n"
             f"  infer: {{entry: '{entry}', inputs: {{idx: int64 B T}}}}\n"
             f"  train: {{entry: '{entry}', inputs: {{idx: int64 B T, targets: int64 B T}}, mode: training,\n"
             f"          assume: {{self.flash: false}}}}\n")

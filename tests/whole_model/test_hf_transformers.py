@@ -72,7 +72,8 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, name):
         f"mode: {mode}, assume: {{'self.config._attn_implementation': eager}}}}\n"
         for mode in ("inference", "training"))
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\nmodels:\n{models}")
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\n"
+        f"source_roots: ['{SOURCE.as_posix()}']\nmodels:\n{models}")  # the installed package: read by opt-in
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
     results = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
     inference, training, retained = _reference(name, make_config())

@@ -110,7 +110,8 @@ def test_einsum_contractions_leave_activations_unknown_rather_than_approximate(t
         pytest.skip("no symbolic links here: the entry cannot import the installed package")
     (tmp_path / "entry.py").write_text(ENTRY)
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {json.dumps(SMALL)}\nmodels:\n  t: {{entry: 'entry.py:DecoderLM.forward', inputs: {{x: int64 B T}}, "
+        f"dims: {json.dumps(SMALL)}\nsource_roots: ['{source.as_posix()}', '{(source.parent / 'torch_einops_utils').as_posix()}']\n"
+        f"models:\n  t: {{entry: 'entry.py:DecoderLM.forward', inputs: {{x: int64 B T}}, "
         "mode: training}\n")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
     memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]

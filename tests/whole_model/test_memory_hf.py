@@ -25,7 +25,8 @@ def test_parameters_and_adamw_states_equal_mem_trackers(tmp_path, capsys, name):
     make_config().save_pretrained(tmp_path)
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nmodels:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n"
+        f"models:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
         f"dims_from: config.json, mode: training, optimizer: adamw, "
         f"assume: {{'self.config._attn_implementation': eager}}}}\n")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
@@ -62,7 +63,8 @@ def test_activations_equal_autograds_saved_tensors(tmp_path, capsys, name):
     configured().save_pretrained(tmp_path)
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nmodels:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n"
+        f"models:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
         f"dims_from: config.json, mode: training, "
         f"assume: {{'self.config._attn_implementation': eager}}}}\n")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0

@@ -19,7 +19,8 @@ DIMS = {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads":
 def _config(tmp_path, models: bool = True) -> str:
     entry = f"{(tmp_path.cwd() / LLAMA).as_posix()}:TinyLlama.forward"
     text = f"dims: {json.dumps(DIMS)}\n"
-    if models:
+    if models:  # the fixture lies outside the config's project (tmp_path): read by opt-in
+        text += f"source_roots: ['{(tmp_path.cwd() / LLAMA).parent.as_posix()}']\n"
         text += (f"models:\n  infer: {{entry: '{entry}', inputs: {{input_ids: int64 B T}}}}\n"
                  f"  train: {{entry: '{entry}', inputs: {{input_ids: int64 B T, labels: int64 B T}}, "
                  f"mode: training}}\n")

@@ -91,7 +91,9 @@ def test_decoder_totals_equal_flop_counter_mode(tmp_path, capsys, case):
     models = "".join(f"  {mode}: {{entry: 'entry.py:{cls}.forward', inputs: {{x: int64 B T}}, mode: {mode}}}\n"
                      for mode in ("inference", "training"))
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\nmodels:\n{models}")
+        f"dims: {json.dumps(dims)}\ncausal_attention_flops: dense\n"
+        f"source_roots: ['{SOURCE.as_posix()}', '{(SOURCE.parent / 'torch_einops_utils').as_posix()}']\n"
+        f"models:\n{models}")  # the linked package and the one it imports: read by opt-in
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
     results = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
     inference, training = _reference(cls, dims)

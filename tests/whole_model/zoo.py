@@ -110,6 +110,7 @@ def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
                 f"assume: {{'self.config._attn_implementation': eager}}}}\n")
     path = folder / "tensorcost.yaml"
     path.write_text(f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\n"
+                    f"source_roots: ['{transformers_source().as_posix()}']\n"  # the installed package, by opt-in
                     f"models:\n{''.join(entries)}")
     return path
 

@@ -1,0 +1,80 @@
+"""Hostile model code against `tensorcost model` (issue 22): each generated program at a hostile size
+and, as the baseline in the same run, at a small size; CPU time and peak memory of the child
+process, the FLOPs it reports against the program's own count, and the limits it lists.
+
+    python benchmarks/hostile_models.py [--sizes small,hostile]
+
+The programs are tests/robustness/model_programs_hostile.py's (call trees, padded shapes and an
+undecided branch per level, module trees, long straight-line forwards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.robustness.model_programs_hostile import (  # noqa: E402
+    call_tree, long_forward, module_tree, shapes_per_level, undecided_per_level)
+
+MATMUL = 2 * 2 * 64 * 64
+CASES = [  # (name, program, small size, hostile size)
+    ("call tree", call_tree, 4, 40),
+    ("padded shapes per level", shapes_per_level, 4, 20),
+    ("undecided branch per level", undecided_per_level, 4, 20),
+    ("module tree", module_tree, 4, 16),
+    ("long forward (statements)", long_forward, 1000, 40_000),
+    ("long forward, 2.3 MB file", long_forward, 1000, 100_000),
+]
+_PEAK = ("import atexit, runpy, sys\n"
+         "def _peak():\n"
+         "    with open('/proc/self/status') as s:\n"
+         "        print(next(l.split()[1] for l in s if l.startswith('VmHWM:')), file=sys.stderr)\n"
+         "atexit.register(_peak)\n"
+         "sys.argv[0] = 'tensorcost'\n"
+         "runpy.run_module('tensorcost_lint.cli.main', run_name='__main__')\n")
+
+
+def measure(source: str) -> dict:
+    with tempfile.TemporaryDirectory() as directory:
+        repo = Path(directory)
+        (repo / ".git").mkdir()
+        (repo / "model.py").write_text(source)
+        (repo / "tensorcost.yaml").write_text("dims: {B: 2}\n")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run([sys.executable, "-c", _PEAK, "model", "--entry", "model.py:M.forward", "--input",
+                               "x=float32 B 64", "--format", "json"], cwd=repo, capture_output=True, text=True,
+                              timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    peak = int(done.stderr.strip().splitlines()[-1]) / 1024
+    if done.returncode != 0:
+        return {"cpu": cpu, "peak": peak, "flops": None, "limits": [done.stderr.strip().splitlines()[0][-90:]]}
+    model = json.loads(done.stdout)["models"][0]
+    limits = [f"{n['expression']}: {n['reason'][:70]}" for n in model["not_followed"]]
+    return {"cpu": cpu, "peak": peak, "flops": model["totals"]["flops"], "limits": limits}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.parse_args()
+    print(f"{'case':<28} {'size':>7} {'CPU s':>7} {'peak MiB':>9} {'x baseline CPU':>14}  exact  limits listed")
+    for name, program, small, hostile in CASES:
+        baseline = measure(program(small))
+        for size, result in ((small, baseline), (hostile, measure(program(hostile)))):
+            exact = result["flops"] == program.flops(size, MATMUL)
+            ratio = result["cpu"] / baseline["cpu"] if baseline["cpu"] else float("nan")
+            print(f"{name:<28} {size:>7} {result['cpu']:>7.2f} {result['peak']:>9.0f} {ratio:>14.2f}  "
+                  f"{'yes' if exact else 'no ':<5}  {'; '.join(result['limits']) or '-'}")
+
+
+if __name__ == "__main__":
+    main()
