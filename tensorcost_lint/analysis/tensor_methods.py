@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 
-from . import shape_ops
+from . import dtype_rules, shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
@@ -28,6 +28,32 @@ def _eval_all(interp, args) -> None:
 def _same(interp, receiver, args):
     _eval_all(interp, args)
     return receiver.with_shape(receiver.shape)
+
+
+def call_dtype(interp, args, position=None):
+    """The `dtype` a call passes by keyword (or at `position`): (its node, its dtype or None)."""
+    node = args.keywords.get("dtype")
+    if node is None and position is not None and len(args.positional) > position:
+        node = args.positional[position]
+    if node is None:
+        return None, None
+    fact = interp.eval(node)
+    return node, fact.dtype if type(fact) is DTypeFact else None
+
+
+def unary(rule, dtype_position=None):
+    """An op that keeps the receiver's shape; its dtype is `rule` of the receiver's (a float op
+    makes integers float), or the `dtype` the call passes (softmax, cumsum: at `dtype_position`)."""
+
+    def transfer(interp, receiver, args):
+        node, dtype = call_dtype(interp, args, dtype_position) if dtype_position is not None else (None, None)
+        for value in [*args.positional, *args.keywords.values()]:
+            if value is not node:
+                interp.eval(value)
+        result = receiver.with_shape(receiver.shape)
+        return result.with_dtype(dtype if node is not None else rule(receiver.dtype, receiver.framework))
+
+    return transfer
 
 
 def _transpose(interp, receiver, args):
@@ -196,24 +222,87 @@ def _type_as(interp, receiver, args):
 
 
 def _elementwise_method(interp, receiver, args):
-    other = interp.eval(args.get(0)) if args.positional else None
-    for value in [*args.positional[1:], *args.keywords.values()]:
-        interp.eval(value)
-    return elementwise(receiver, other, interp.ctx.settings.sizes) if other is not None else receiver.with_shape(receiver.shape)
+    other_node = args.get(0, "other") or args.keywords.get("exponent")
+    other = interp.eval(other_node) if other_node is not None else None
+    for value in [*args.positional, *args.keywords.values()]:
+        if value is not other_node:
+            interp.eval(value)
+    if other_node is None:
+        return receiver.with_shape(None)  # an operand we did not find: its broadcast is unknown
+    return elementwise(receiver, other, interp.ctx.settings.sizes)
 
 
-def _reduction(interp, receiver, args):
-    dim_node = args.get(0, "dim")
-    if dim_node is None:
-        dim_node = args.keywords.get("axis")
-    keepdim_node = args.keywords.get("keepdim") or args.keywords.get("keepdims")
-    keepdim = isinstance(keepdim_node, cst.Name) and keepdim_node.value == "True"
-    if receiver.shape is None:
+def _division(interp, receiver, args):
+    """`x.div(y)`, `x.true_divide(y)`: true division makes integers float, unless a rounding mode
+    (trunc, floor) keeps them integers."""
+    result = _elementwise_method(interp, receiver, args)
+    if type(result) is not TensorFact:
+        return result
+    rounding = args.keywords.get("rounding_mode")
+    if rounding is None or (isinstance(rounding, cst.Name) and rounding.value == "None"):
+        return result.with_dtype(dtype_rules.float_result(result.dtype, result.framework))
+    return result
+
+
+def _float_power(interp, receiver, args):
+    result = _elementwise_method(interp, receiver, args)
+    if type(result) is not TensorFact:
+        return result
+    return result.with_dtype(dtype_rules.double_result(receiver.dtype, receiver.framework))
+
+
+def _where_method(interp, receiver, args):
+    """`x.where(condition, y)`: x, the condition and y broadcast together; x's dtype if y's is it."""
+    condition, other = interp.eval(args.get(0, "condition")), interp.eval(args.get(1, "other"))
+    sizes = interp.ctx.settings.sizes
+    result = elementwise(receiver, other, sizes)
+    if type(condition) is not TensorFact or type(result) is not TensorFact:
+        return receiver.with_shape(None).with_dtype(None)
+    return result.with_shape(shape_ops.broadcast(condition.shape, result.shape, sizes))
+
+
+def _masked_scatter(interp, receiver, args):
+    """`x.masked_scatter(mask, source)`: x broadcast with the mask, in x's dtype."""
+    mask = interp.eval(args.get(0, "mask"))
+    interp.eval(args.get(1, "source"))
+    if type(mask) is not TensorFact:
         return receiver.with_shape(None)
-    if dim_node is None:
-        return receiver.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
-    axes = literal_axes(CallArgs([dim_node], {}, False))
-    return receiver.with_shape(None if axes is None else shape_ops.reduce(receiver.shape, axes, keepdim))
+    return receiver.with_shape(shape_ops.broadcast(receiver.shape, mask.shape, interp.ctx.settings.sizes))
+
+
+def _bool_literal(node):
+    """True or False for a literal `True`/`False`, None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def reduction(rule, dim_position=0, keepdim_position=1, dtype_keyword=False):
+    """sum/mean/amax...: over `dim` (all dims when absent), keeping them as 1 with `keepdim`; the
+    dtype is `rule` of the receiver's (sum of ints is int64, any is bool) or the `dtype` passed.
+    torch.norm puts `p` first (dim at 1, keepdim at 2); std/var `unbiased` (keepdim at 2)."""
+
+    def transfer(interp, receiver, args):
+        dim_node = args.get(dim_position, "dim")
+        if dim_node is None:
+            dim_node = args.keywords.get("axis")
+        keepdim_node = args.get(keepdim_position, "keepdim") or args.keywords.get("keepdims")
+        dtype_node, dtype = call_dtype(interp, args) if dtype_keyword else (None, None)
+        _eval_all(interp, CallArgs([v for v in args.positional if v is not dtype_node],
+                                   {k: v for k, v in args.keywords.items() if v is not dtype_node}, False))
+        result_dtype = dtype if dtype_node is not None else rule(receiver.dtype, receiver.framework)
+        keepdim = False if keepdim_node is None else _bool_literal(keepdim_node)
+        result = receiver.with_dtype(result_dtype)
+        if receiver.shape is None or keepdim is None or len(args.positional) > max(dim_position, keepdim_position) + 1:
+            return result.with_shape(None)
+        if dim_node is None or (isinstance(dim_node, cst.Name) and dim_node.value == "None"):
+            return result.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
+        axes = literal_axes(CallArgs([dim_node], {}, False))
+        if not axes:  # an empty dim list reduces everything for sum but nothing for any: unknown
+            return result.with_shape(None)
+        return result.with_shape(shape_ops.reduce(receiver.shape, axes, keepdim))
+
+    return transfer
 
 
 def _flatten(interp, receiver, args):
@@ -256,19 +345,34 @@ def _dim_count(interp, receiver, args):
     return ScalarFact()
 
 
+_SAME = (
+    "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "masked_fill", "masked_fill_", "tril", "triu",
+    "relu", "neg", "clamp", "clamp_", "mul_", "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_",
+    "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "nan_to_num", "silu", "gelu",
+)
+# Float maths: integer and bool inputs give torch's default float.
+FLOAT_OPS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "sin", "cos", "reciprocal")
+
 METHODS = {
-    **{name: _same for name in (
-        "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax",
-        "masked_fill", "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg",
-        "sqrt", "rsqrt", "pow", "clamp", "clamp_", "square", "log", "sin", "cos", "float_power", "mul_",
-        "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
-        "block_until_ready", "round", "sign", "reciprocal", "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
-    )},
+    **{name: _same for name in _SAME},
+    **{name: unary(dtype_rules.float_result) for name in FLOAT_OPS},
+    "abs": unary(dtype_rules.real_result), "square": unary(dtype_rules.squared),
+    "softmax": unary(dtype_rules.same, 1), "log_softmax": unary(dtype_rules.same, 1),
+    "cumsum": unary(dtype_rules.accumulated, 1), "cumprod": unary(dtype_rules.accumulated, 1),
     "new_ones": _new_tensor(False), "new_zeros": _new_tensor(False), "new_empty": _new_tensor(False),
     "new_full": _new_tensor(True),
     **{name: _dtype_method(name) for name in _DTYPE_METHODS},
-    **{name: _elementwise_method for name in ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")},
-    **{name: _reduction for name in ("sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp", "norm", "any", "all")},
+    **{name: _elementwise_method for name in ("mul", "add", "sub", "maximum", "minimum", "pow")},
+    "div": _division, "true_divide": _division, "float_power": _float_power,
+    "where": _where_method, "masked_scatter": _masked_scatter,
+    "sum": reduction(dtype_rules.accumulated, dtype_keyword=True),
+    "prod": reduction(dtype_rules.accumulated, dtype_keyword=True),
+    "mean": reduction(dtype_rules.same, dtype_keyword=True),
+    **{name: reduction(dtype_rules.same) for name in ("amax", "amin")},
+    "logsumexp": reduction(dtype_rules.float_result),
+    **{name: reduction(dtype_rules.real_float_result, keepdim_position=2) for name in ("std", "var")},
+    "norm": reduction(dtype_rules.real_float_result, dim_position=1, keepdim_position=2, dtype_keyword=True),
+    **{name: reduction(dtype_rules.truth) for name in ("any", "all")},
     "transpose": _transpose, "swapaxes": _transpose, "swapdims": _transpose, "t": _t,
     "permute": _permute,
     "view": _view, "reshape": _view,

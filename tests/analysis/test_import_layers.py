@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("estimator", "shape_annotations", "tensorcost_lint")
 FLOORS = {
-    "values": ("site_registry", "facts", "shape_ops", "literals", "problems", "imports", "call_site", "interpreter",
+    "values": ("site_registry", "facts", "dtype_rules", "shape_ops", "literals", "problems", "imports", "call_site", "interpreter",
                "context", "annotations", "units", "cst_parse", "ast_positions", "ast_expressions",
                "ast_front"),
     "transfer tables": ("arguments", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions"),

@@ -55,19 +55,21 @@ def shown(fact):
 # Methods that keep the receiver's shape and dtype (elementwise maths, in-place updates, copies).
 SAME_METHODS = (
     "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax", "masked_fill",
-    "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "pow", "clamp",
-    "clamp_", "square", "log", "sin", "cos", "float_power", "mul_", "add_", "div_", "sub_", "scale", "zero_",
+    "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "clamp",
+    "clamp_", "square", "log", "sin", "cos", "mul_", "add_", "div_", "sub_", "scale", "zero_",
     "fill_", "normal_", "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "reciprocal",
     "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
 )
 DTYPE_METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
                  "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
-BROADCASTING_METHODS = ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")
+BROADCASTING_METHODS = ("mul", "add", "sub", "div", "true_divide", "maximum", "minimum", "pow")
 METHOD_ROWS = {
     **{name: (f"x.{name}()", "b s d") for name in SAME_METHODS},
     **{name: (f"x.{name}()", "b s d", dtype) for name, dtype in DTYPE_METHODS.items()},
     **{name: (f"x.{name}(x[0])", "b s d") for name in BROADCASTING_METHODS},
     "sum": ("x.sum(-1)", "b s"), "mean": ("x.mean(dim=1, keepdim=True)", "b 1 d"), "amax": ("x.amax(-1)", "b s"),
+    "float_power": ("x.float_power(2)", "b s d", "float64"), "where": ("x[0].where(m[:, :1], x)", "b s d", "float32"),
+    "masked_scatter": ("x.masked_scatter(m[:, :1], x)", "b s d", "float32"),
     "amin": ("x.amin((0, 2))", "s"), "prod": ("x.prod()", ""), "std": ("x.std(-1, keepdim=True)", "b s 1"),
     "var": ("x.var(1)", "b d"), "logsumexp": ("x.logsumexp(-1)", "b s"), "norm": ("x.norm(dim=-1)", "b s"),
     "any": ("x.any(0)", "s d"), "all": ("x.all()", ""),
@@ -198,6 +200,38 @@ def test_method_transfer(name):
 @pytest.mark.parametrize("name", sorted(FUNCTION_ROWS))
 def test_function_transfer(name):
     _check(FUNCTION_ROWS[name])
+
+
+# Rules fixed where torch's OpInfo samples disagreed (tests/conformance): dtypes torch promotes to,
+# positional keepdim, norm's p before dim, chunks of a length they do not divide.
+CONFORMANCE_FIX_ROWS = {
+    "float op of ints": ("x.int().exp()", "b s d", "float32"),
+    "F.softmax dtype": ("F.softmax(x, -1, dtype=torch.float64)", "b s d", "float64"),
+    "method softmax dtype": ("x.log_softmax(-1, dtype=torch.float16)", "b s d", "float16"),
+    "sum of ints": ("x.int().sum()", "", "int64"), "prod of bools": ("x.bool().prod(0)", "s d", "int64"),
+    "cumsum of ints": ("torch.cumsum(x.int(), 0)", "b s d", "int64"),
+    "any is bool": ("x.any(0)", "s d", "bool"), "all of uint8": ("x.byte().all()", "", "uint8"),
+    "positional keepdim": ("x.logsumexp(1, True)", "b 1 d", "float32"),
+    "norm p first": ("x.norm(2, -1)", "b s", "float32"), "std unbiased": ("x.std(1, True, True)", "b 1 d"),
+    "abs of complex": ("torch.zeros(3, dtype=torch.complex64).abs()", "3", "float32"),
+    "square of bool": ("x.bool().square()", "b s d", "int64"),
+    "int true division": ("x.int().div(x.int())", "b s d", "float32"),
+    "int floor division": ("x.int().true_divide(x.int()).int().div(x.int(), rounding_mode='floor')", "b s d", "int32"),
+    "uneven chunks": ("torch.zeros(5, 4).chunk(2)", ("3 4", "2 4")),
+    "pow broadcasts": ("x[0].pow(x)", "b s d", "float32"),
+    "empty dims": ("x.sum(dim=())", "?"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFORMANCE_FIX_ROWS))
+def test_conformance_fix(name):
+    _check(CONFORMANCE_FIX_ROWS[name])
+
+
+def test_a_float_number_leaves_an_int_tensor_dtype_unknown():
+    """`ints * 2.5` is float in torch; a number we cannot tell int from float leaves it unknown."""
+    assert infer("x.int() * 2.5").dtype is None and infer("x.int() * 2").dtype == "int32"
+    assert infer("x.bool() + 1").dtype is None
 
 
 def test_unknown_stays_unknown():
