@@ -49,6 +49,7 @@ class Tally:
 
     name: str
     entries: tuple = ()  # the table entries it maps to: ("function", "torch.cat"), ("method", "cat")
+    base: str = ""  # the op's name without its variant (`div` of `div.floor_rounding`)
     counts: dict = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     failures: list = field(default_factory=list)
 
@@ -247,7 +248,7 @@ def _samples(op, dtype, limit: int):
 
 
 def run_op(op, entries) -> Tally:
-    tally = Tally(_op_name(op), entries)
+    tally = Tally(_op_name(op), entries, base=op.name)
     for index, dtype in enumerate(_dtypes(op)):
         for sample in _samples(op, dtype, FLOAT32_SAMPLES if index == 0 else OTHER_DTYPE_SAMPLES):
             for form, entry in entries:
@@ -267,7 +268,7 @@ def op_tallies() -> list:
     tallies = []
     for op in op_db:
         entries = table_entries(op)
-        tallies.append(run_op(op, entries) if entries else Tally(_op_name(op)))
+        tallies.append(run_op(op, entries) if entries else Tally(_op_name(op), base=op.name))
     return tallies
 
 
