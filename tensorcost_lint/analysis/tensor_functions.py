@@ -7,7 +7,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import dtype_rules, shape_ops, tensor_methods
+from . import dtype_rules, pointwise_ops, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -272,6 +272,7 @@ _PRESERVING_FLOAT = [
     "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.log",
     "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.silu", "jax.nn.sigmoid",
     "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.log", "jax.lax.rsqrt",
+    "torch.nn.functional.softsign", "torch.nn.functional.tanhshrink",  # integers give torch's default float
 ]
 # torch functions that are their Tensor method with the input first (dtype rules included).
 _METHOD_FUNCTIONS = {
@@ -279,11 +280,20 @@ _METHOD_FUNCTIONS = {
     "torch.nn.functional.log_softmax": "log_softmax", "torch.nn.functional.tanh": "tanh",
     "torch.nn.functional.sigmoid": "sigmoid", "torch.tanh": "tanh", "torch.sigmoid": "sigmoid", "torch.exp": "exp",
     "torch.abs": "abs", "torch.sqrt": "sqrt", "torch.rsqrt": "rsqrt", "torch.square": "square", "torch.log": "log",
-    "torch.cumsum": "cumsum", "torch.cumprod": "cumprod",
+    "torch.cumsum": "cumsum", "torch.cumprod": "cumprod", "torch.nn.functional.softmin": "softmax",
+    **{f"torch.{name}": name for name in (
+        "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
+        "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS)},
 }
+# nn.functional activations and dropouts: elementwise, the input's shape and dtype
+_FUNCTIONAL_PRESERVING = tuple(f"torch.nn.functional.{name}" for name in (
+    "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu", "softplus",
+    "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout"))
 
 FUNCTIONS = {
-    **{name: preserve for name in _PRESERVING},
+    **{name: preserve for name in (*_PRESERVING, *_FUNCTIONAL_PRESERVING)},
     **{name: preserve_float for name in _PRESERVING_FLOAT},
     **{name: as_method(method) for name, method in _METHOD_FUNCTIONS.items()},
     "torch.transpose": as_method("transpose"), "torch.swapaxes": as_method("transpose"),

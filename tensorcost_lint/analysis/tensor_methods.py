@@ -9,7 +9,8 @@ from __future__ import annotations
 import libcst as cst
 
 
-from . import dtype_rules, shape_ops
+from . import dtype_rules, pointwise_ops, shape_ops
+from .pointwise_ops import reduction, unary
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
@@ -18,6 +19,8 @@ _DTYPE_METHODS = {
     "float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
     "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8",
 }
+# complex conversions: not in _DTYPE_METHODS, which names methods every framework's arrays share
+_COMPLEX_METHODS = {"cfloat": "complex64", "cdouble": "complex128"}
 
 
 def _eval_all(interp, args) -> None:
@@ -28,32 +31,6 @@ def _eval_all(interp, args) -> None:
 def _same(interp, receiver, args):
     _eval_all(interp, args)
     return receiver.with_shape(receiver.shape)
-
-
-def call_dtype(interp, args, position=None):
-    """The `dtype` a call passes by keyword (or at `position`): (its node, its dtype or None)."""
-    node = args.keywords.get("dtype")
-    if node is None and position is not None and len(args.positional) > position:
-        node = args.positional[position]
-    if node is None:
-        return None, None
-    fact = interp.eval(node)
-    return node, fact.dtype if type(fact) is DTypeFact else None
-
-
-def unary(rule, dtype_position=None):
-    """An op that keeps the receiver's shape; its dtype is `rule` of the receiver's (a float op
-    makes integers float), or the `dtype` the call passes (softmax, cumsum: at `dtype_position`)."""
-
-    def transfer(interp, receiver, args):
-        node, dtype = call_dtype(interp, args, dtype_position) if dtype_position is not None else (None, None)
-        for value in [*args.positional, *args.keywords.values()]:
-            if value is not node:
-                interp.eval(value)
-        result = receiver.with_shape(receiver.shape)
-        return result.with_dtype(dtype if node is not None else rule(receiver.dtype, receiver.framework))
-
-    return transfer
 
 
 def _transpose(interp, receiver, args):
@@ -204,7 +181,7 @@ def _to(interp, receiver, args):
 def _dtype_method(name: str):
     def convert(interp, receiver, args):
         _eval_all(interp, args)
-        return receiver.with_dtype(_DTYPE_METHODS[name]).with_shape(receiver.shape)
+        return receiver.with_dtype({**_DTYPE_METHODS, **_COMPLEX_METHODS}[name]).with_shape(receiver.shape)
 
     return convert
 
@@ -219,90 +196,6 @@ def _type_as(interp, receiver, args):
     other = interp.eval(args.get(0))
     dtype = other.dtype if type(other) is TensorFact else None
     return receiver.with_dtype(dtype).with_shape(receiver.shape)
-
-
-def _elementwise_method(interp, receiver, args):
-    other_node = args.get(0, "other") or args.keywords.get("exponent")
-    other = interp.eval(other_node) if other_node is not None else None
-    for value in [*args.positional, *args.keywords.values()]:
-        if value is not other_node:
-            interp.eval(value)
-    if other_node is None:
-        return receiver.with_shape(None)  # an operand we did not find: its broadcast is unknown
-    return elementwise(receiver, other, interp.ctx.settings.sizes)
-
-
-def _division(interp, receiver, args):
-    """`x.div(y)`, `x.true_divide(y)`: true division makes integers float, unless a rounding mode
-    (trunc, floor) keeps them integers."""
-    result = _elementwise_method(interp, receiver, args)
-    if type(result) is not TensorFact:
-        return result
-    rounding = args.keywords.get("rounding_mode")
-    if rounding is None or (isinstance(rounding, cst.Name) and rounding.value == "None"):
-        return result.with_dtype(dtype_rules.float_result(result.dtype, result.framework))
-    return result
-
-
-def _float_power(interp, receiver, args):
-    result = _elementwise_method(interp, receiver, args)
-    if type(result) is not TensorFact:
-        return result
-    return result.with_dtype(dtype_rules.double_result(receiver.dtype, receiver.framework))
-
-
-def _where_method(interp, receiver, args):
-    """`x.where(condition, y)`: x, the condition and y broadcast together; x's dtype if y's is it."""
-    condition, other = interp.eval(args.get(0, "condition")), interp.eval(args.get(1, "other"))
-    sizes = interp.ctx.settings.sizes
-    result = elementwise(receiver, other, sizes)
-    if type(condition) is not TensorFact or type(result) is not TensorFact:
-        return receiver.with_shape(None).with_dtype(None)
-    return result.with_shape(shape_ops.broadcast(condition.shape, result.shape, sizes))
-
-
-def _masked_scatter(interp, receiver, args):
-    """`x.masked_scatter(mask, source)`: x broadcast with the mask, in x's dtype."""
-    mask = interp.eval(args.get(0, "mask"))
-    interp.eval(args.get(1, "source"))
-    if type(mask) is not TensorFact:
-        return receiver.with_shape(None)
-    return receiver.with_shape(shape_ops.broadcast(receiver.shape, mask.shape, interp.ctx.settings.sizes))
-
-
-def _bool_literal(node):
-    """True or False for a literal `True`/`False`, None for anything else."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return node.value == "True"
-    return None
-
-
-def reduction(rule, dim_position=0, keepdim_position=1, dtype_keyword=False):
-    """sum/mean/amax...: over `dim` (all dims when absent), keeping them as 1 with `keepdim`; the
-    dtype is `rule` of the receiver's (sum of ints is int64, any is bool) or the `dtype` passed.
-    torch.norm puts `p` first (dim at 1, keepdim at 2); std/var `unbiased` (keepdim at 2)."""
-
-    def transfer(interp, receiver, args):
-        dim_node = args.get(dim_position, "dim")
-        if dim_node is None:
-            dim_node = args.keywords.get("axis")
-        keepdim_node = args.get(keepdim_position, "keepdim") or args.keywords.get("keepdims")
-        dtype_node, dtype = call_dtype(interp, args) if dtype_keyword else (None, None)
-        _eval_all(interp, CallArgs([v for v in args.positional if v is not dtype_node],
-                                   {k: v for k, v in args.keywords.items() if v is not dtype_node}, False))
-        result_dtype = dtype if dtype_node is not None else rule(receiver.dtype, receiver.framework)
-        keepdim = False if keepdim_node is None else _bool_literal(keepdim_node)
-        result = receiver.with_dtype(result_dtype)
-        if receiver.shape is None or keepdim is None or len(args.positional) > max(dim_position, keepdim_position) + 1:
-            return result.with_shape(None)
-        if dim_node is None or (isinstance(dim_node, cst.Name) and dim_node.value == "None"):
-            return result.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
-        axes = literal_axes(CallArgs([dim_node], {}, False))
-        if not axes:  # an empty dim list reduces everything for sum but nothing for any: unknown
-            return result.with_shape(None)
-        return result.with_shape(shape_ops.reduce(receiver.shape, axes, keepdim))
-
-    return transfer
 
 
 def _flatten(interp, receiver, args):
@@ -362,9 +255,9 @@ METHODS = {
     "new_ones": _new_tensor(False), "new_zeros": _new_tensor(False), "new_empty": _new_tensor(False),
     "new_full": _new_tensor(True),
     **{name: _dtype_method(name) for name in _DTYPE_METHODS},
-    **{name: _elementwise_method for name in ("mul", "add", "sub", "maximum", "minimum", "pow")},
-    "div": _division, "true_divide": _division, "float_power": _float_power,
-    "where": _where_method, "masked_scatter": _masked_scatter,
+    **{name: pointwise_ops.binary(dtype_rules.same) for name in ("mul", "add", "sub", "maximum", "minimum", "pow")},
+    "div": pointwise_ops.division, "true_divide": pointwise_ops.division, "float_power": pointwise_ops.float_power,
+    "where": pointwise_ops.where_method, "masked_scatter": pointwise_ops.masked_scatter,
     "sum": reduction(dtype_rules.accumulated, dtype_keyword=True),
     "prod": reduction(dtype_rules.accumulated, dtype_keyword=True),
     "mean": reduction(dtype_rules.same, dtype_keyword=True),
@@ -384,4 +277,6 @@ METHODS = {
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,
     "dim": _dim_count, "numel": _dim_count, "item": _dim_count,
+    "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
+    **pointwise_ops.METHODS,
 }

@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from shape_annotations import Sym, render_dim
-from tensorcost_lint.analysis import tensor_functions, tensor_methods
+from tensorcost_lint.analysis import pointwise_ops, tensor_functions, tensor_methods
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -90,6 +90,41 @@ METHOD_ROWS = {
     "new_empty": ("x.new_empty((s, d))", "s d", "float32"), "new_full": ("m.new_full((b, s), True)", "b s", "bool"),
 }
 
+# pointwise_ops, one row per op by the rule its table shares (tests/conformance runs each on torch's
+# own samples): float maths make ints float32, comparisons give bool, in-place ops keep the receiver.
+_P = pointwise_ops
+METHOD_ROWS.update({
+    **{name: (f"x.int().{name}()", "b s d", "float32") for name in _P.UNARY_FLOAT},
+    **{name: (f"x.{name}()", "b s d", "float32") for name in _P.UNARY_SAME},
+    **{name: (f"x.{name}()", "b s d", "bool") for name in _P.UNARY_BOOL},
+    **{name: (f"x[0].{name}(x)", "b s d", "float32") for name in _P.BINARY_SAME},
+    **{name: (f"x.int().{name}(x[0].int())", "b s d", "float32") for name in _P.BINARY_FLOAT},
+    **{name: (f"x.{name}(x[:, :1])", "b s d", "bool") for name in _P.BINARY_BOOL},
+    **{name: (f"x.int().{name}(x)", "b s d", "int32") for name in _P.INPLACE},
+    "angle": ("torch.zeros(3, dtype=torch.complex64).angle()", "3", "float32"),
+    "nansum": ("x.bool().nansum(1)", "b d", "int64"), "nanmean": ("x.nanmean(-1, keepdim=True)", "b s 1", "float32"),
+    "argmax": ("x.argmax(-1)", "b s", "int64"), "argmin": ("x.argmin()", "", "int64"),
+    "count_nonzero": ("x.count_nonzero((0, 1))", "d", "int64"),
+    "max": ("x.max(1)", ("b d", "b d")), "min": ("x.min()", "", "float32"),
+    "rot90": ("x.rot90(1, (1, 2))", "b d s"), "narrow": ("x.narrow(1, 0, 3)", "b 3 d"),
+    "select": ("x.select(1, 0)", "b d"), "index_select": ("x.index_select(1, torch.zeros(3, dtype=torch.long))", "b 3 d"),
+    "movedim": ("x.movedim(0, -1)", "s d b"), "moveaxis": ("x.moveaxis((0, 1), (1, 0))", "s b d"),
+    "ravel": ("x.ravel()", "b*s*d"), "tile": ("x[0].tile(2, 1, 1)", "2 s d"),
+    "negative": ("x.negative()", "b s d", "float32"), "cfloat": ("x.cfloat()", "b s d", "complex64"),
+    "cdouble": ("x.cdouble()", "b s d", "complex128"),
+})
+
+
+def _as_function(name: str, method_row):
+    """`torch.NAME(receiver, *args)` from the method's row `receiver.NAME(*args)`: the same answer."""
+    expression, *expected = method_row
+    call = ast.parse(expression, mode="eval").body
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name, expression
+    arguments = [ast.unparse(call.func.value), *(ast.unparse(a) for a in call.args),
+                 *(f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords)]
+    return (f"torch.{name}({', '.join(arguments)})", *expected)
+
+
 # Functions that keep their input's shape: activations, normalisations, elementwise maths.
 PRESERVING_FUNCTIONS = (
     "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
@@ -159,6 +194,19 @@ FUNCTION_ROWS = {
     "torch.randn_like": ("torch.randn_like(n)", "s d", "float64"),
     "torch.rand_like": ("torch.rand_like(x, dtype=torch.float16)", "b s d", "float16"),
 }
+FUNCTION_ROWS.update({
+    **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
+        "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
+        "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS)},
+    **{f"torch.nn.functional.{name}": (f"F.{name}(x)", "b s d", "float32") for name in (
+        "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu",
+        "softplus", "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
+        "feature_alpha_dropout")},
+    "torch.nn.functional.softsign": ("F.softsign(x.int())", "b s d", "float32"),
+    "torch.nn.functional.tanhshrink": ("F.tanhshrink(x.long())", "b s d", "float32"),
+    "torch.nn.functional.softmin": ("F.softmin(x, -1, dtype=torch.float64)", "b s d", "float64"),
+})
 for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
         ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
         ("jax.numpy", "jnp", "float32", "j", "b s d")):
