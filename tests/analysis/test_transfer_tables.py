@@ -313,3 +313,37 @@ def test_where_with_an_unknown_condition_has_no_shape():
     """The condition broadcasts with both values: unknown, it leaves the result unknown (it once gave
     the scalar values' shape, `()`, to a [b, 1, s, s] mask)."""
     assert shown(infer("torch.where(unknown_mask, torch.zeros(()), 0.0)")) == "?"
+
+
+def _call_module(constructor: str, call: str):
+    """`call` with `mod` bound to the module fact `constructor` builds (`nn.ZeroPad2d(1)`)."""
+    module_fact = infer(constructor)
+    source = HEADER + call + "\n"
+    module = cst.parse_module(source)
+    settings = FileSettings("t.py", import_table_from_ast(ast.parse(source)), SIZES, "float32", False, ())
+    unit = UnitContext(settings, Recorder(), module)
+    return Evaluator(unit, {**ENV, "mod": module_fact}).eval(module.body[-1].body[0].value)
+
+
+# Module rules added with the conformance tests (torch's ModuleInfo samples): one row each. x is
+# [b, s, d]: a batched 1-d input of s channels, or an unbatched 2-d one.
+MODULE_ROWS = {
+    **{name: (f"torch.nn.{name}()", "mod(x)", "b s d") for name in (
+        "BatchNorm3d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CELU", "Hardshrink", "Hardtanh",
+        "ReLU6", "LogSigmoid", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold")},
+    "ZeroPad1d": ("torch.nn.ZeroPad1d(2)", "mod(x)", "b s d+4"),
+    "ConstantPad2d": ("torch.nn.ConstantPad2d((1, 2, 3, 4), 0.5)", "mod(x)", "b s+7 d+3"),
+    "ReflectionPad1d": ("torch.nn.ReflectionPad1d((1, 0))", "mod(x)", "b s d+1"),
+    "ReplicationPad3d": ("torch.nn.ReplicationPad3d(1)", "mod(x[0])", "?"),  # rank 2 is not a 3-d input
+    "CircularPad2d": ("torch.nn.CircularPad2d(-1)", "mod(x)", "b s-2 d-2"),
+    "AdaptiveAvgPool1d": ("torch.nn.AdaptiveAvgPool1d(3)", "mod(x)", "b s 3"),
+    "AdaptiveAvgPool2d": ("torch.nn.AdaptiveAvgPool2d((None, 2))", "mod(x)", "b s 2"),
+    "AdaptiveMaxPool2d": ("torch.nn.AdaptiveMaxPool2d(1, return_indices=True)", "mod(x)", ("b 1 1", "b 1 1")),
+    "AdaptiveMaxPool3d": ("torch.nn.AdaptiveMaxPool3d(2, flag)", "mod(x)", "?"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_ROWS))
+def test_module_rule(name):
+    constructor, call, expected = MODULE_ROWS[name]
+    assert shown(_call_module(constructor, call)) == expected

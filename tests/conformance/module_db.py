@@ -10,6 +10,7 @@ read as for ops (op_db.py): a constructor or call our rules do not model is unkn
 from __future__ import annotations
 
 from .op_db import AGREE, DISAGREE, SKIPPED, UNKNOWN, Tally, Unwritable, compare, dtype_name, evaluator, fact_of, literal
+from tensorcost_lint.analysis import module_shapes
 from tensorcost_lint.analysis.calls import SHAPE_PRESERVING_MODULES
 from tensorcost_lint.analysis.facts import ModuleFact
 from tensorcost_lint.analysis.site_registry import MODULE_CLASSES
@@ -69,7 +70,8 @@ def run_module(info) -> Tally:
     import torch
 
     cls_name = info.module_cls.__name__
-    if cls_name not in MODULE_CLASSES and cls_name not in SHAPE_PRESERVING_MODULES:
+    if cls_name not in MODULE_CLASSES and cls_name not in SHAPE_PRESERVING_MODULES \
+            and not module_shapes.modelled(cls_name):
         return Tally(cls_name, base=cls_name)  # no rule builds it: not mapped, nothing to run
     tally = Tally(cls_name, (("module", f"torch.nn.{cls_name}"),), base=cls_name)
     torch.manual_seed(0)
