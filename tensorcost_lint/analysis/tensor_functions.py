@@ -7,7 +7,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import dtype_rules, pointwise_ops, shape_ops, tensor_methods
+from . import dtype_rules, pointwise_ops, selection_ops, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -284,7 +284,7 @@ _METHOD_FUNCTIONS = {
     **{f"torch.{name}": name for name in (
         "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
         "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
-        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS)},
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
 }
 # nn.functional activations and dropouts: elementwise, the input's shape and dtype
 _FUNCTIONAL_PRESERVING = tuple(f"torch.nn.functional.{name}" for name in (

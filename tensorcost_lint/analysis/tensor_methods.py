@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 
-from . import dtype_rules, pointwise_ops, shape_ops
+from . import dtype_rules, pointwise_ops, selection_ops, shape_ops
 from .pointwise_ops import reduction, unary
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
@@ -279,4 +279,5 @@ METHODS = {
     "dim": _dim_count, "numel": _dim_count, "item": _dim_count,
     "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
     **pointwise_ops.METHODS,
+    **selection_ops.METHODS,
 }

@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from shape_annotations import Sym, render_dim
-from tensorcost_lint.analysis import pointwise_ops, tensor_functions, tensor_methods
+from tensorcost_lint.analysis import pointwise_ops, selection_ops, tensor_functions, tensor_methods
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -114,6 +114,26 @@ METHOD_ROWS.update({
     "cdouble": ("x.cdouble()", "b s d", "complex128"),
 })
 
+# selection_ops: writes into the receiver, sorts, picks along a dim, ternary elementwise ops
+_WRITES = ("index_fill", "index_copy", "index_add", "scatter", "scatter_add", "scatter_reduce", "index_put", "put",
+           "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
+           "resolve_conj", "resolve_neg", "bernoulli")
+METHOD_ROWS.update({
+    **{name: (f"x.{name}()", "b s d", "float32") for name in (
+        *_WRITES, *(f"{n}_" for n in _WRITES[:8]), "renorm_", "conj_physical_", "clamp_min_", "clamp_max_", "lerp_",
+        "addcmul_", "addcdiv_")},
+    "logcumsumexp": ("x.int().logcumsumexp(0)", "b s d", "float32"),
+    "clamp_min": ("x[0].clamp_min(x)", "b s d", "float32"), "clamp_max": ("x.clamp_max(0.5)", "b s d", "float32"),
+    "isclose": ("x.isclose(x[0])", "b s d", "bool"),
+    "sort": ("x.sort(-1)", ("b s d", "b s d")), "cummax": ("x.cummax(0)", ("b s d", "b s d")),
+    "cummin": ("x.cummin(1)", ("b s d", "b s d")), "argsort": ("x.argsort()", "b s d", "int64"),
+    "trace": ("x[0].int().trace()", "", "int64"), "topk": ("x.topk(3)", ("b s 3", "b s 3")),
+    "median": ("x.median()", "", "float32"), "nanmedian": ("x.nanmedian(1, True)", ("b 1 d", "b 1 d")),
+    "mode": ("x.mode()", ("b s", "b s")), "kthvalue": ("x.kthvalue(2, 0)", ("s d", "s d")),
+    "lerp": ("x[0].lerp(x, 0.5)", "b s d", "float32"), "addcmul": ("x[0, 0].addcmul(x[0], x)", "b s d", "float32"),
+    "addcdiv": ("x.addcdiv(x, x, value=2)", "b s d", "float32"),
+})
+
 
 def _as_function(name: str, method_row):
     """`torch.NAME(receiver, *args)` from the method's row `receiver.NAME(*args)`: the same answer."""
@@ -198,7 +218,7 @@ FUNCTION_ROWS.update({
     **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
         "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
         "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
-        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS)},
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
     **{f"torch.nn.functional.{name}": (f"F.{name}(x)", "b s d", "float32") for name in (
         "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu",
         "softplus", "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
