@@ -40,6 +40,11 @@ def _ints(node, count: int, allow_none: bool = False):
     return tuple(items)
 
 
+def adaptive_sizes(node, rank: int):
+    """An adaptive pooling's output_size: an int for every dim, or a tuple (None keeps a dim)."""
+    return _ints(node, rank, allow_none=True)
+
+
 def module_fact(interp, last: str, args) -> ModuleFact | None:
     """The module fact of a padding or adaptive pooling class, or None for any other class."""
     pad, adaptive = _PAD.fullmatch(last), _ADAPTIVE.fullmatch(last)
@@ -52,7 +57,7 @@ def module_fact(interp, last: str, args) -> ModuleFact | None:
         amounts = _ints(args.get(0, "padding"), 2 * rank)
         return ModuleFact("pad", options=(rank, amounts))
     rank = int(adaptive.group(2))
-    sizes = _ints(args.get(0, "output_size"), rank, allow_none=True)
+    sizes = adaptive_sizes(args.get(0, "output_size"), rank)
     indices = args.get(1, "return_indices")
     if indices is not None and getattr(indices, "value", None) not in ("True", "False"):
         sizes = None  # whether it returns (values, indices) is not known

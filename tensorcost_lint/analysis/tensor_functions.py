@@ -7,7 +7,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import dtype_rules, pointwise_ops, selection_ops, shape_ops, tensor_methods
+from . import dtype_rules, functional_ops, pointwise_ops, selection_ops, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -329,5 +329,6 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
     for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
     FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)

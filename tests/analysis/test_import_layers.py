@@ -14,7 +14,7 @@ FLOORS = {
     "values": ("site_registry", "facts", "dtype_rules", "shape_ops", "literals", "problems", "imports", "call_site", "interpreter",
                "context", "annotations", "units", "cst_parse", "ast_positions", "ast_expressions",
                "ast_front"),
-    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes"),
+    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops"),
     "sites": ("site_shapes", "call_sites", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }

@@ -227,6 +227,25 @@ FUNCTION_ROWS.update({
     "torch.nn.functional.tanhshrink": ("F.tanhshrink(x.long())", "b s d", "float32"),
     "torch.nn.functional.softmin": ("F.softmin(x, -1, dtype=torch.float64)", "b s d", "float64"),
 })
+# functional_ops: functions with no method of the same meaning, and the `*_copy` forms of views
+FUNCTION_ROWS.update({
+    "torch.nn.functional.pad": ("F.pad(x, (1, 2, 0, 3))", "b s+3 d+3"), "torch.nn.functional.glu": ("F.glu(torch.zeros(2, 6))", "2 3"),
+    **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": (
+        f"F.adaptive_{kind}_pool{rank}d(x, 1)", "b 1 1" if rank == 2 else "?")  # x: unbatched 2-d, not 3-d
+       for kind in ("avg", "max") for rank in (2, 3)},
+    "torch.nn.functional.adaptive_avg_pool1d": ("F.adaptive_avg_pool1d(x, 3)", "b s 3"),
+    "torch.nn.functional.adaptive_max_pool1d": ("F.adaptive_max_pool1d(x, 2, True)", ("b s 2", "b s 2")),
+    "torch.atleast_1d": ("torch.atleast_1d(x[0, 0, 0])", "1"), "torch.atleast_2d": ("torch.atleast_2d(x[0, 0])", "1 d"),
+    "torch.atleast_3d": ("torch.atleast_3d(x[0])", "s d 1"),
+    "torch.outer": ("torch.outer(x[0, 0], x[0, :, 0])", "d s"), "torch.ger": ("torch.ger(x[0, 0], x[0, 0])", "d d"),
+    "torch.expand_copy": ("torch.expand_copy(x[0], (b, s, d))", "b s d"),
+    "torch.permute_copy": ("torch.permute_copy(x, (2, 0, 1))", "d b s"), "torch.view_copy": ("torch.view_copy(x, (-1,))", "b*s*d"),
+    "torch.squeeze_copy": ("torch.squeeze_copy(x[:, :1], 1)", "b d"), "torch.unsqueeze_copy": ("torch.unsqueeze_copy(x, 0)", "1 b s d"),
+    "torch.transpose_copy": ("torch.transpose_copy(x, 0, 1)", "s b d"), "torch.t_copy": ("torch.t_copy(x[0])", "d s"),
+    "torch.unbind_copy": ("torch.unbind_copy(x[:, :2], 1)", ("b d", "b d")), "torch.alias_copy": ("torch.alias_copy(x)", "b s d"),
+    "torch.narrow_copy": ("torch.narrow_copy(x, 2, 1, 2)", "b s 2"),
+    "torch.split_with_sizes_copy": ("torch.split_with_sizes_copy(x, [1, 3], -1)", ("b s 1", "b s 3")),
+})
 for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
         ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
         ("jax.numpy", "jnp", "float32", "j", "b s d")):
