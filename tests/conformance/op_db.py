@@ -241,7 +241,9 @@ def _samples(op, dtype, limit: int):
 
     torch.manual_seed(0)  # values are random; shapes and arguments are fixed by the OpInfo
     try:
-        generator = op.sample_inputs("cpu", dtype, requires_grad=False)
+        # the OpInfo's own sample function: `op.sample_inputs` wraps it in a TrackedInputIter whose
+        # every step crawls the stack with inspect.stack(), 5x slower under pytest's deep stacks
+        generator = op.sample_inputs_func(op, "cpu", dtype, False)
         return [sample for _, sample in zip(range(limit), generator)]
     except Exception:  # noqa: BLE001 - an OpInfo that cannot build samples on CPU here
         return []
