@@ -14,7 +14,7 @@ from .interpreter import UNHANDLED, Interpreter
 from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
-from . import call_sites, convolutions, tensor_functions, tensor_methods
+from . import call_sites, convolutions, module_shapes, tensor_functions, tensor_methods
 
 
 # Module classes that leave the shape of their input unchanged, matched by class name so user
@@ -25,6 +25,9 @@ SHAPE_PRESERVING_MODULES = frozenset({
     "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Mish", "LeakyReLU", "ELU", "Hardswish", "SELU",
     "Softplus", "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish",
     "HookPoint",  # TransformerLens: an identity module that exposes activations to hooks
+    # more elementwise activations and norms (checked on torch's ModuleInfo samples, tests/conformance)
+    "BatchNorm3d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CELU", "Hardshrink", "Hardtanh",
+    "ReLU6", "LogSigmoid", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
 })
 
 
@@ -47,6 +50,10 @@ def module_constructor(interp, name: str, args: CallArgs):
         in_dim = None if lazy else interp.dim_of(in_node) or Unknown("in_features")
         out_dim = interp.dim_of(out_node) or Unknown("out_features")
         return ModuleFact("linear", in_dim, out_dim, dtype, spec)
+    if name.startswith("torch.nn."):
+        reshaping = module_shapes.module_fact(interp, last, args)  # padding, adaptive pooling
+        if reshaping is not None:
+            return reshaping
     if last in SHAPE_PRESERVING_MODULES:
         for value in [*args.positional, *args.keywords.values()]:
             interp.eval(value)
@@ -120,6 +127,11 @@ def call_module(interp, node, module: ModuleFact, args: CallArgs):
         return call_sites.record_linear_module(interp, node, module, args)
     if module.kind == "conv":
         return call_sites.record_convolution(interp, node, module, args)
+    if module.kind in ("pad", "adaptive_pool"):
+        first = interp.eval(args.get(0, "input"))
+        for value in [*args.positional[1:], *args.keywords.values()]:
+            interp.eval(value)
+        return module_shapes.call(module, first)
     first = interp.eval(args.get(0)) if args.positional else None
     for value in [*args.positional[1:], *args.keywords.values()]:
         interp.eval(value)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from shape_annotations import Unknown, same_dim
 
-from . import shape_ops
+from . import dtype_rules, shape_ops
 
 # Where a shape came from, most trusted first. An annotation is the user's contract; a shape comment
 # is documentation that may have rotted; an inferred shape follows from code we read.
@@ -154,6 +154,17 @@ def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     return None
 
 
+def _with_number(dtype, number):
+    """The dtype of a tensor combined with a Python number: a number of a higher kind promotes
+    (an int tensor times 2.5 is float, a bool tensor plus 1 is int64). A ScalarFact may be a
+    float, so with an integer tensor the dtype is unknown; an int keeps any tensor but a bool one."""
+    if type(number) is ScalarFact and dtype_rules.is_integral(dtype):
+        return None
+    if dtype == "bool":
+        return None
+    return dtype
+
+
 def elementwise(left, right, sizes):
     """Broadcasting arithmetic: the result has the broadcast shape; a scalar side keeps the other."""
     tensors = [f for f in (left, right) if type(f) is TensorFact]
@@ -164,7 +175,7 @@ def elementwise(left, right, sizes):
         tensor = tensors[0]
         other = right if tensor is left else left
         if type(other) in (ScalarFact, DimFact, IntFact):
-            return tensor.with_shape(tensor.shape)
+            return tensor.with_shape(tensor.shape).with_dtype(_with_number(tensor.dtype, other))
         return TensorFact(None, None, framework=tensor.framework)
     shape = shape_ops.broadcast(left.shape, right.shape, sizes)
     dtype = left.dtype if left.dtype == right.dtype else None

@@ -161,7 +161,16 @@ def chunk(shape, chunks: int, dim: int):
     position = axis(dim, len(shape), shape)
     if position is None or chunks <= 0 or chunks > 64:
         return None
-    piece = floordiv_dims(shape[position], Const(chunks))
+    length = shape[position]
+    if type(length) is Const:
+        # torch's rule for a known length: pieces of ceil(n / chunks), the last one shorter, and
+        # so possibly fewer than `chunks` pieces (5 in 4 chunks is 2, 2, 1)
+        if length.value == 0:
+            return None
+        step = -(-length.value // chunks)
+        sizes = [min(step, length.value - start) for start in range(0, length.value, step)]
+        return [tuple(shape[:position]) + (Const(n),) + tuple(shape[position + 1:]) for n in sizes]
+    piece = floordiv_dims(length, Const(chunks))
     return [tuple(shape[:position]) + (piece,) + tuple(shape[position + 1:])] * chunks
 
 

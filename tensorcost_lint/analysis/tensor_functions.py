@@ -7,7 +7,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import shape_ops, tensor_methods
+from . import dtype_rules, functional_ops, pointwise_ops, selection_ops, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -36,6 +36,14 @@ def preserve(interp, args):
     if type(fact) in (DimFact, ScalarFact):
         return ScalarFact()  # np.sqrt(d_head) is a number
     return fact.with_shape(fact.shape) if type(fact) is TensorFact else None
+
+
+def preserve_float(interp, args):
+    """np.exp, jnp.sqrt...: the input's shape; an integer input's float dtype is the framework's."""
+    fact = preserve(interp, args)
+    if type(fact) is TensorFact:
+        return fact.with_dtype(dtype_rules.float_result(fact.dtype, fact.framework))
+    return fact
 
 
 def as_method(method: str):
@@ -251,22 +259,43 @@ def _size_of(interp, args):
 
 
 _PRESERVING = [
-    "torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
     "torch.nn.functional.gelu", "torch.nn.functional.relu", "torch.nn.functional.silu", "torch.nn.functional.dropout",
     "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm", "torch.nn.functional.normalize",
-    "torch.nn.functional.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.leaky_relu",
-    "torch.nn.functional.mish", "torch.nn.functional.elu",
-    "torch.tanh", "torch.sigmoid", "torch.exp", "torch.relu", "torch.tril", "torch.triu", "torch.abs",
-    "torch.sqrt", "torch.rsqrt", "torch.square", "torch.clamp", "torch.masked_fill", "torch.dropout",
-    "torch.nan_to_num", "torch.sign", "torch.log", "torch.cumsum", "torch.cumprod",
-    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.abs", "numpy.tril", "numpy.triu", "numpy.log", "numpy.square",
-    "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.relu", "jax.nn.silu", "jax.nn.sigmoid",
-    "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.tril", "jax.numpy.triu",
-    "jax.numpy.abs", "jax.numpy.log", "jax.numpy.square", "jax.lax.rsqrt",
+    "torch.nn.functional.leaky_relu", "torch.nn.functional.mish", "torch.nn.functional.elu",
+    "torch.relu", "torch.tril", "torch.triu", "torch.clamp", "torch.masked_fill", "torch.dropout",
+    "torch.nan_to_num", "torch.sign",
+    "numpy.abs", "numpy.tril", "numpy.triu", "numpy.square",
+    "jax.nn.relu", "jax.numpy.tril", "jax.numpy.triu", "jax.numpy.abs", "jax.numpy.square",
 ]
+# Float maths outside torch: an integer input's result dtype is left to the framework (unknown).
+_PRESERVING_FLOAT = [
+    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.log",
+    "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.silu", "jax.nn.sigmoid",
+    "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.log", "jax.lax.rsqrt",
+    "torch.nn.functional.softsign", "torch.nn.functional.tanhshrink",  # integers give torch's default float
+]
+# torch functions that are their Tensor method with the input first (dtype rules included).
+_METHOD_FUNCTIONS = {
+    "torch.softmax": "softmax", "torch.log_softmax": "log_softmax", "torch.nn.functional.softmax": "softmax",
+    "torch.nn.functional.log_softmax": "log_softmax", "torch.nn.functional.tanh": "tanh",
+    "torch.nn.functional.sigmoid": "sigmoid", "torch.tanh": "tanh", "torch.sigmoid": "sigmoid", "torch.exp": "exp",
+    "torch.abs": "abs", "torch.sqrt": "sqrt", "torch.rsqrt": "rsqrt", "torch.square": "square", "torch.log": "log",
+    "torch.cumsum": "cumsum", "torch.cumprod": "cumprod", "torch.nn.functional.softmin": "softmax",
+    **{f"torch.{name}": name for name in (
+        "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
+        "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
+}
+# nn.functional activations and dropouts: elementwise, the input's shape and dtype
+_FUNCTIONAL_PRESERVING = tuple(f"torch.nn.functional.{name}" for name in (
+    "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu", "softplus",
+    "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout"))
 
 FUNCTIONS = {
-    **{name: preserve for name in _PRESERVING},
+    **{name: preserve for name in (*_PRESERVING, *_FUNCTIONAL_PRESERVING)},
+    **{name: preserve_float for name in _PRESERVING_FLOAT},
+    **{name: as_method(method) for name, method in _METHOD_FUNCTIONS.items()},
     "torch.transpose": as_method("transpose"), "torch.swapaxes": as_method("transpose"),
     "torch.swapdims": as_method("transpose"), "torch.permute": as_method("permute"),
     "torch.t": as_method("t"), "torch.reshape": _reshape,
@@ -300,5 +329,6 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
     for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
     FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)

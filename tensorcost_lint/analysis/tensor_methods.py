@@ -9,7 +9,8 @@ from __future__ import annotations
 import libcst as cst
 
 
-from . import shape_ops
+from . import dtype_rules, pointwise_ops, selection_ops, shape_ops
+from .pointwise_ops import reduction, unary
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
@@ -18,6 +19,8 @@ _DTYPE_METHODS = {
     "float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
     "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8",
 }
+# complex conversions: not in _DTYPE_METHODS, which names methods every framework's arrays share
+_COMPLEX_METHODS = {"cfloat": "complex64", "cdouble": "complex128"}
 
 
 def _eval_all(interp, args) -> None:
@@ -199,7 +202,7 @@ def _to(interp, receiver, args):
 def _dtype_method(name: str):
     def convert(interp, receiver, args):
         _eval_all(interp, args)
-        return receiver.with_dtype(_DTYPE_METHODS[name]).with_shape(receiver.shape)
+        return receiver.with_dtype({**_DTYPE_METHODS, **_COMPLEX_METHODS}[name]).with_shape(receiver.shape)
 
     return convert
 
@@ -214,27 +217,6 @@ def _type_as(interp, receiver, args):
     other = interp.eval(args.get(0))
     dtype = other.dtype if type(other) is TensorFact else None
     return receiver.with_dtype(dtype).with_shape(receiver.shape)
-
-
-def _elementwise_method(interp, receiver, args):
-    other = interp.eval(args.get(0)) if args.positional else None
-    for value in [*args.positional[1:], *args.keywords.values()]:
-        interp.eval(value)
-    return elementwise(receiver, other, interp.ctx.settings.sizes) if other is not None else receiver.with_shape(receiver.shape)
-
-
-def _reduction(interp, receiver, args):
-    dim_node = args.get(0, "dim")
-    if dim_node is None:
-        dim_node = args.keywords.get("axis")
-    keepdim_node = args.keywords.get("keepdim") or args.keywords.get("keepdims")
-    keepdim = isinstance(keepdim_node, cst.Name) and keepdim_node.value == "True"
-    if receiver.shape is None:
-        return receiver.with_shape(None)
-    if dim_node is None:
-        return receiver.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
-    axes = literal_axes(CallArgs([dim_node], {}, False))
-    return receiver.with_shape(None if axes is None else shape_ops.reduce(receiver.shape, axes, keepdim))
 
 
 def _flatten(interp, receiver, args):
@@ -277,19 +259,34 @@ def _dim_count(interp, receiver, args):
     return ScalarFact()
 
 
+_SAME = (
+    "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "masked_fill", "masked_fill_", "tril", "triu",
+    "relu", "neg", "clamp", "clamp_", "mul_", "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_",
+    "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "nan_to_num", "silu", "gelu",
+)
+# Float maths: integer and bool inputs give torch's default float.
+FLOAT_OPS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "sin", "cos", "reciprocal")
+
 METHODS = {
-    **{name: _same for name in (
-        "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax",
-        "masked_fill", "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg",
-        "sqrt", "rsqrt", "pow", "clamp", "clamp_", "square", "log", "sin", "cos", "float_power", "mul_",
-        "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
-        "block_until_ready", "round", "sign", "reciprocal", "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
-    )},
+    **{name: _same for name in _SAME},
+    **{name: unary(dtype_rules.float_result) for name in FLOAT_OPS},
+    "abs": unary(dtype_rules.real_result), "square": unary(dtype_rules.squared),
+    "softmax": unary(dtype_rules.same, 1), "log_softmax": unary(dtype_rules.same, 1),
+    "cumsum": unary(dtype_rules.accumulated, 1), "cumprod": unary(dtype_rules.accumulated, 1),
     "new_ones": _new_tensor(False), "new_zeros": _new_tensor(False), "new_empty": _new_tensor(False),
     "new_full": _new_tensor(True),
     **{name: _dtype_method(name) for name in _DTYPE_METHODS},
-    **{name: _elementwise_method for name in ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")},
-    **{name: _reduction for name in ("sum", "mean", "amax", "amin", "prod", "std", "var", "logsumexp", "norm", "any", "all")},
+    **{name: pointwise_ops.binary(dtype_rules.same) for name in ("mul", "add", "sub", "maximum", "minimum", "pow")},
+    "div": pointwise_ops.division, "true_divide": pointwise_ops.division, "float_power": pointwise_ops.float_power,
+    "where": pointwise_ops.where_method, "masked_scatter": pointwise_ops.masked_scatter,
+    "sum": reduction(dtype_rules.accumulated, dtype_keyword=True),
+    "prod": reduction(dtype_rules.accumulated, dtype_keyword=True),
+    "mean": reduction(dtype_rules.same, dtype_keyword=True),
+    **{name: reduction(dtype_rules.same) for name in ("amax", "amin")},
+    "logsumexp": reduction(dtype_rules.float_result),
+    **{name: reduction(dtype_rules.real_float_result, keepdim_position=2) for name in ("std", "var")},
+    "norm": reduction(dtype_rules.real_float_result, dim_position=1, keepdim_position=2, dtype_keyword=True),
+    **{name: reduction(dtype_rules.truth) for name in ("any", "all")},
     "transpose": _transpose, "swapaxes": _transpose, "swapdims": _transpose, "t": _t,
     "permute": _permute,
     "view": _view, "reshape": _view,
@@ -301,4 +298,7 @@ METHODS = {
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,
     "dim": _dim_count, "numel": _dim_count, "item": _dim_count,
+    "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
+    **pointwise_ops.METHODS,
+    **selection_ops.METHODS,
 }

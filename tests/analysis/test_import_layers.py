@@ -11,10 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("estimator", "shape_annotations", "tensorcost_lint")
 FLOORS = {
-    "values": ("site_registry", "facts", "shape_ops", "literals", "problems", "imports", "call_site", "interpreter",
-               "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions", "ast_expressions",
+    "values": ("site_registry", "facts", "dtype_rules", "shape_ops", "literals", "problems", "imports", "call_site",
+               "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
+               "ast_expressions",
                "ast_front"),
-    "transfer tables": ("arguments", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions"),
+    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops"),
     "sites": ("site_shapes", "call_sites", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }

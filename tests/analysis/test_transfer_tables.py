@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from shape_annotations import Sym, render_dim
-from tensorcost_lint.analysis import tensor_functions, tensor_methods
+from tensorcost_lint.analysis import pointwise_ops, selection_ops, tensor_functions, tensor_methods
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -55,19 +55,21 @@ def shown(fact):
 # Methods that keep the receiver's shape and dtype (elementwise maths, in-place updates, copies).
 SAME_METHODS = (
     "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "softmax", "log_softmax", "masked_fill",
-    "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "pow", "clamp",
-    "clamp_", "square", "log", "sin", "cos", "float_power", "mul_", "add_", "div_", "sub_", "scale", "zero_",
+    "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "clamp",
+    "clamp_", "square", "log", "sin", "cos", "mul_", "add_", "div_", "sub_", "scale", "zero_",
     "fill_", "normal_", "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "reciprocal",
     "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
 )
 DTYPE_METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
                  "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
-BROADCASTING_METHODS = ("mul", "add", "sub", "div", "true_divide", "masked_scatter", "where", "maximum", "minimum")
+BROADCASTING_METHODS = ("mul", "add", "sub", "div", "true_divide", "maximum", "minimum", "pow")
 METHOD_ROWS = {
     **{name: (f"x.{name}()", "b s d") for name in SAME_METHODS},
     **{name: (f"x.{name}()", "b s d", dtype) for name, dtype in DTYPE_METHODS.items()},
     **{name: (f"x.{name}(x[0])", "b s d") for name in BROADCASTING_METHODS},
     "sum": ("x.sum(-1)", "b s"), "mean": ("x.mean(dim=1, keepdim=True)", "b 1 d"), "amax": ("x.amax(-1)", "b s"),
+    "float_power": ("x.float_power(2)", "b s d", "float64"), "where": ("x[0].where(m[:, :1], x)", "b s d", "float32"),
+    "masked_scatter": ("x.masked_scatter(m[:, :1], x)", "b s d", "float32"),
     "amin": ("x.amin((0, 2))", "s"), "prod": ("x.prod()", ""), "std": ("x.std(-1, keepdim=True)", "b s 1"),
     "var": ("x.var(1)", "b d"), "logsumexp": ("x.logsumexp(-1)", "b s"), "norm": ("x.norm(dim=-1)", "b s"),
     "any": ("x.any(0)", "s d"), "all": ("x.all()", ""),
@@ -87,6 +89,61 @@ METHOD_ROWS = {
     "new_ones": ("x.new_ones((), dtype=torch.bool)", "", "bool"), "new_zeros": ("x.new_zeros(b, s)", "b s", "float32"),
     "new_empty": ("x.new_empty((s, d))", "s d", "float32"), "new_full": ("m.new_full((b, s), True)", "b s", "bool"),
 }
+
+# pointwise_ops, one row per op by the rule its table shares (tests/conformance runs each on torch's
+# own samples): float maths make ints float32, comparisons give bool, in-place ops keep the receiver.
+_P = pointwise_ops
+METHOD_ROWS.update({
+    **{name: (f"x.int().{name}()", "b s d", "float32") for name in _P.UNARY_FLOAT},
+    **{name: (f"x.{name}()", "b s d", "float32") for name in _P.UNARY_SAME},
+    **{name: (f"x.{name}()", "b s d", "bool") for name in _P.UNARY_BOOL},
+    **{name: (f"x[0].{name}(x)", "b s d", "float32") for name in _P.BINARY_SAME},
+    **{name: (f"x.int().{name}(x[0].int())", "b s d", "float32") for name in _P.BINARY_FLOAT},
+    **{name: (f"x.{name}(x[:, :1])", "b s d", "bool") for name in _P.BINARY_BOOL},
+    **{name: (f"x.int().{name}(x)", "b s d", "int32") for name in _P.INPLACE},
+    "angle": ("torch.zeros(3, dtype=torch.complex64).angle()", "3", "float32"),
+    "nansum": ("x.bool().nansum(1)", "b d", "int64"), "nanmean": ("x.nanmean(-1, keepdim=True)", "b s 1", "float32"),
+    "argmax": ("x.argmax(-1)", "b s", "int64"), "argmin": ("x.argmin()", "", "int64"),
+    "count_nonzero": ("x.count_nonzero((0, 1))", "d", "int64"),
+    "max": ("x.max(1)", ("b d", "b d")), "min": ("x.min()", "", "float32"),
+    "rot90": ("x.rot90(1, (1, 2))", "b d s"), "narrow": ("x.narrow(1, 0, 3)", "b 3 d"),
+    "select": ("x.select(1, 0)", "b d"), "index_select": ("x.index_select(1, torch.zeros(3, dtype=torch.long))", "b 3 d"),
+    "movedim": ("x.movedim(0, -1)", "s d b"), "moveaxis": ("x.moveaxis((0, 1), (1, 0))", "s b d"),
+    "ravel": ("x.ravel()", "b*s*d"), "tile": ("x[0].tile(2, 1, 1)", "2 s d"),
+    "negative": ("x.negative()", "b s d", "float32"), "cfloat": ("x.cfloat()", "b s d", "complex64"),
+    "cdouble": ("x.cdouble()", "b s d", "complex128"),
+})
+
+# selection_ops: writes into the receiver, sorts, picks along a dim, ternary elementwise ops
+_WRITES = ("index_fill", "index_copy", "index_add", "scatter", "scatter_add", "scatter_reduce", "index_put", "put",
+           "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
+           "resolve_conj", "resolve_neg", "bernoulli")
+METHOD_ROWS.update({
+    **{name: (f"x.{name}()", "b s d", "float32") for name in (
+        *_WRITES, *(f"{n}_" for n in _WRITES[:8]), "renorm_", "conj_physical_", "clamp_min_", "clamp_max_", "lerp_",
+        "addcmul_", "addcdiv_")},
+    "logcumsumexp": ("x.int().logcumsumexp(0)", "b s d", "float32"),
+    "clamp_min": ("x[0].clamp_min(x)", "b s d", "float32"), "clamp_max": ("x.clamp_max(0.5)", "b s d", "float32"),
+    "isclose": ("x.isclose(x[0])", "b s d", "bool"),
+    "sort": ("x.sort(-1)", ("b s d", "b s d")), "cummax": ("x.cummax(0)", ("b s d", "b s d")),
+    "cummin": ("x.cummin(1)", ("b s d", "b s d")), "argsort": ("x.argsort()", "b s d", "int64"),
+    "trace": ("x[0].int().trace()", "", "int64"), "topk": ("x.topk(3)", ("b s 3", "b s 3")),
+    "median": ("x.median()", "", "float32"), "nanmedian": ("x.nanmedian(1, True)", ("b 1 d", "b 1 d")),
+    "mode": ("x.mode()", ("b s", "b s")), "kthvalue": ("x.kthvalue(2, 0)", ("s d", "s d")),
+    "lerp": ("x[0].lerp(x, 0.5)", "b s d", "float32"), "addcmul": ("x[0, 0].addcmul(x[0], x)", "b s d", "float32"),
+    "addcdiv": ("x.addcdiv(x, x, value=2)", "b s d", "float32"),
+})
+
+
+def _as_function(name: str, method_row):
+    """`torch.NAME(receiver, *args)` from the method's row `receiver.NAME(*args)`: the same answer."""
+    expression, *expected = method_row
+    call = ast.parse(expression, mode="eval").body
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == name, expression
+    arguments = [ast.unparse(call.func.value), *(ast.unparse(a) for a in call.args),
+                 *(f"{k.arg}={ast.unparse(k.value)}" for k in call.keywords)]
+    return (f"torch.{name}({', '.join(arguments)})", *expected)
+
 
 # Functions that keep their input's shape: activations, normalisations, elementwise maths.
 PRESERVING_FUNCTIONS = (
@@ -158,6 +215,38 @@ FUNCTION_ROWS = {
     "torch.randn_like": ("torch.randn_like(n)", "s d", "float64"),
     "torch.rand_like": ("torch.rand_like(x, dtype=torch.float16)", "b s d", "float16"),
 }
+FUNCTION_ROWS.update({
+    **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
+        "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
+        "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
+    **{f"torch.nn.functional.{name}": (f"F.{name}(x)", "b s d", "float32") for name in (
+        "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu",
+        "softplus", "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
+        "feature_alpha_dropout")},
+    "torch.nn.functional.softsign": ("F.softsign(x.int())", "b s d", "float32"),
+    "torch.nn.functional.tanhshrink": ("F.tanhshrink(x.long())", "b s d", "float32"),
+    "torch.nn.functional.softmin": ("F.softmin(x, -1, dtype=torch.float64)", "b s d", "float64"),
+})
+# functional_ops: functions with no method of the same meaning, and the `*_copy` forms of views
+FUNCTION_ROWS.update({
+    "torch.nn.functional.pad": ("F.pad(x, (1, 2, 0, 3))", "b s+3 d+3"), "torch.nn.functional.glu": ("F.glu(torch.zeros(2, 6))", "2 3"),
+    **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": (
+        f"F.adaptive_{kind}_pool{rank}d(x, 1)", "b 1 1" if rank == 2 else "?")  # x: unbatched 2-d, not 3-d
+       for kind in ("avg", "max") for rank in (2, 3)},
+    "torch.nn.functional.adaptive_avg_pool1d": ("F.adaptive_avg_pool1d(x, 3)", "b s 3"),
+    "torch.nn.functional.adaptive_max_pool1d": ("F.adaptive_max_pool1d(x, 2, True)", ("b s 2", "b s 2")),
+    "torch.atleast_1d": ("torch.atleast_1d(x[0, 0, 0])", "1"), "torch.atleast_2d": ("torch.atleast_2d(x[0, 0])", "1 d"),
+    "torch.atleast_3d": ("torch.atleast_3d(x[0])", "s d 1"),
+    "torch.outer": ("torch.outer(x[0, 0], x[0, :, 0])", "d s"), "torch.ger": ("torch.ger(x[0, 0], x[0, 0])", "d d"),
+    "torch.expand_copy": ("torch.expand_copy(x[0], (b, s, d))", "b s d"),
+    "torch.permute_copy": ("torch.permute_copy(x, (2, 0, 1))", "d b s"), "torch.view_copy": ("torch.view_copy(x, (-1,))", "b*s*d"),
+    "torch.squeeze_copy": ("torch.squeeze_copy(x[:, :1], 1)", "b d"), "torch.unsqueeze_copy": ("torch.unsqueeze_copy(x, 0)", "1 b s d"),
+    "torch.transpose_copy": ("torch.transpose_copy(x, 0, 1)", "s b d"), "torch.t_copy": ("torch.t_copy(x[0])", "d s"),
+    "torch.unbind_copy": ("torch.unbind_copy(x[:, :2], 1)", ("b d", "b d")), "torch.alias_copy": ("torch.alias_copy(x)", "b s d"),
+    "torch.narrow_copy": ("torch.narrow_copy(x, 2, 1, 2)", "b s 2"),
+    "torch.split_with_sizes_copy": ("torch.split_with_sizes_copy(x, [1, 3], -1)", ("b s 1", "b s 3")),
+})
 for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
         ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
         ("jax.numpy", "jnp", "float32", "j", "b s d")):
@@ -201,6 +290,38 @@ def test_function_transfer(name):
     _check(FUNCTION_ROWS[name])
 
 
+# Rules fixed where torch's OpInfo samples disagreed (tests/conformance): dtypes torch promotes to,
+# positional keepdim, norm's p before dim, chunks of a length they do not divide.
+CONFORMANCE_FIX_ROWS = {
+    "float op of ints": ("x.int().exp()", "b s d", "float32"),
+    "F.softmax dtype": ("F.softmax(x, -1, dtype=torch.float64)", "b s d", "float64"),
+    "method softmax dtype": ("x.log_softmax(-1, dtype=torch.float16)", "b s d", "float16"),
+    "sum of ints": ("x.int().sum()", "", "int64"), "prod of bools": ("x.bool().prod(0)", "s d", "int64"),
+    "cumsum of ints": ("torch.cumsum(x.int(), 0)", "b s d", "int64"),
+    "any is bool": ("x.any(0)", "s d", "bool"), "all of uint8": ("x.byte().all()", "", "uint8"),
+    "positional keepdim": ("x.logsumexp(1, True)", "b 1 d", "float32"),
+    "norm p first": ("x.norm(2, -1)", "b s", "float32"), "std unbiased": ("x.std(1, True, True)", "b 1 d"),
+    "abs of complex": ("torch.zeros(3, dtype=torch.complex64).abs()", "3", "float32"),
+    "square of bool": ("x.bool().square()", "b s d", "int64"),
+    "int true division": ("x.int().div(x.int())", "b s d", "float32"),
+    "int floor division": ("x.int().true_divide(x.int()).int().div(x.int(), rounding_mode='floor')", "b s d", "int32"),
+    "uneven chunks": ("torch.zeros(5, 4).chunk(2)", ("3 4", "2 4")),
+    "pow broadcasts": ("x[0].pow(x)", "b s d", "float32"),
+    "empty dims": ("x.sum(dim=())", "?"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFORMANCE_FIX_ROWS))
+def test_conformance_fix(name):
+    _check(CONFORMANCE_FIX_ROWS[name])
+
+
+def test_a_float_number_leaves_an_int_tensor_dtype_unknown():
+    """`ints * 2.5` is float in torch; a number we cannot tell int from float leaves it unknown."""
+    assert infer("x.int() * 2.5").dtype is None and infer("x.int() * 2").dtype == "int32"
+    assert infer("x.bool() + 1").dtype is None
+
+
 def test_unknown_stays_unknown():
     """Never a guess: a non-literal axis, an out-of-range axis or two -1s give an unknown shape."""
     for expression in ("x.transpose(k, 1)", "x.permute(0, 1)", "x.view(-1, -1)", "x.flatten(2, 0)", "x.chunk(c, 1)"):
@@ -234,3 +355,37 @@ def test_where_with_an_unknown_condition_has_no_shape():
     """The condition broadcasts with both values: unknown, it leaves the result unknown (it once gave
     the scalar values' shape, `()`, to a [b, 1, s, s] mask)."""
     assert shown(infer("torch.where(unknown_mask, torch.zeros(()), 0.0)")) == "?"
+
+
+def _call_module(constructor: str, call: str):
+    """`call` with `mod` bound to the module fact `constructor` builds (`nn.ZeroPad2d(1)`)."""
+    module_fact = infer(constructor)
+    source = HEADER + call + "\n"
+    module = cst.parse_module(source)
+    settings = FileSettings("t.py", import_table_from_ast(ast.parse(source)), SIZES, "float32", False, ())
+    unit = UnitContext(settings, Recorder(), module)
+    return Evaluator(unit, {**ENV, "mod": module_fact}).eval(module.body[-1].body[0].value)
+
+
+# Module rules added with the conformance tests (torch's ModuleInfo samples): one row each. x is
+# [b, s, d]: a batched 1-d input of s channels, or an unbatched 2-d one.
+MODULE_ROWS = {
+    **{name: (f"torch.nn.{name}()", "mod(x)", "b s d") for name in (
+        "BatchNorm3d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CELU", "Hardshrink", "Hardtanh",
+        "ReLU6", "LogSigmoid", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold")},
+    "ZeroPad1d": ("torch.nn.ZeroPad1d(2)", "mod(x)", "b s d+4"),
+    "ConstantPad2d": ("torch.nn.ConstantPad2d((1, 2, 3, 4), 0.5)", "mod(x)", "b s+7 d+3"),
+    "ReflectionPad1d": ("torch.nn.ReflectionPad1d((1, 0))", "mod(x)", "b s d+1"),
+    "ReplicationPad3d": ("torch.nn.ReplicationPad3d(1)", "mod(x[0])", "?"),  # rank 2 is not a 3-d input
+    "CircularPad2d": ("torch.nn.CircularPad2d(-1)", "mod(x)", "b s-2 d-2"),
+    "AdaptiveAvgPool1d": ("torch.nn.AdaptiveAvgPool1d(3)", "mod(x)", "b s 3"),
+    "AdaptiveAvgPool2d": ("torch.nn.AdaptiveAvgPool2d((None, 2))", "mod(x)", "b s 2"),
+    "AdaptiveMaxPool2d": ("torch.nn.AdaptiveMaxPool2d(1, return_indices=True)", "mod(x)", ("b 1 1", "b 1 1")),
+    "AdaptiveMaxPool3d": ("torch.nn.AdaptiveMaxPool3d(2, flag)", "mod(x)", "?"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_ROWS))
+def test_module_rule(name):
+    constructor, call, expected = MODULE_ROWS[name]
+    assert shown(_call_module(constructor, call)) == expected

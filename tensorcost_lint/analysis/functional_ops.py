@@ -1,0 +1,127 @@
+"""Module-level torch functions with no Tensor method of the same meaning: `F.pad`, `F.glu`,
+`F.adaptive_avg_pool2d`, `torch.atleast_2d`, `torch.outer`, and the `*_copy` forms of views
+(`torch.permute_copy` is `permute` into new storage). Each takes (interp, CallArgs); checked
+against torch's OpInfo samples in tests/conformance."""
+
+from __future__ import annotations
+
+from shape_annotations import BinOp, Const, simplify_dim
+
+from . import shape_ops, tensor_methods
+from .arguments import CallArgs
+from .facts import ModuleFact, TensorFact
+from .literals import int_value
+from . import module_shapes
+
+
+def _input(interp, args, keyword="input"):
+    node = args.get(0, keyword)
+    fact = interp.eval(node) if node is not None else None
+    for value in [*args.positional[1:], *(v for k, v in args.keywords.items() if k != keyword)]:
+        interp.eval(value)
+    return fact
+
+
+def _pad(interp, args):
+    """`F.pad(x, (left, right, top, bottom...), mode, value)`: the last len(pad)/2 dims grow."""
+    fact = _input(interp, args)
+    node = args.get(1, "pad")
+    elements = getattr(node, "elements", None)
+    amounts = None if elements is None else [int_value(e.value) for e in elements]
+    if type(fact) is not TensorFact or fact.shape is None or amounts is None or None in amounts \
+            or len(amounts) % 2 or len(amounts) // 2 > len(fact.shape):
+        return fact.with_shape(None) if type(fact) is TensorFact else None
+    shape = list(fact.shape)
+    for index in range(len(amounts) // 2):
+        extra = amounts[2 * index] + amounts[2 * index + 1]
+        dim = shape[-1 - index]
+        if extra:
+            shape[-1 - index] = simplify_dim(BinOp("+", dim, Const(extra)) if extra > 0 else BinOp("-", dim, Const(-extra)))
+    return fact.with_shape(tuple(shape))
+
+
+def _adaptive_pool(rank: int, maximum: bool):
+    """`F.adaptive_avg_pool2d(x, output_size)`, as the module of the same name."""
+
+    def transfer(interp, args):
+        fact = _input(interp, args)
+        indices = args.get(2, "return_indices") if maximum else None
+        sizes = module_shapes.adaptive_sizes(args.get(1, "output_size"), rank)
+        if indices is not None and getattr(indices, "value", None) not in ("True", "False"):
+            sizes = None
+        with_indices = indices is not None and getattr(indices, "value", None) == "True"
+        return module_shapes.call(ModuleFact("adaptive_pool", options=(rank, sizes, with_indices)), fact)
+
+    return transfer
+
+
+def _glu(interp, args):
+    """`F.glu(x, dim=-1)`: the dim halved (it must be even)."""
+    fact = _input(interp, args)
+    dim_node = args.get(1, "dim")
+    dim = -1 if dim_node is None else int_value(dim_node)
+    if type(fact) is not TensorFact or fact.shape is None or dim is None:
+        return fact.with_shape(None) if type(fact) is TensorFact else None
+    position = shape_ops.axis(dim, len(fact.shape))
+    length = None if position is None else fact.shape[position]
+    if type(length) is not Const or length.value % 2:
+        return fact.with_shape(None)
+    return fact.with_shape(tuple(fact.shape[:position]) + (Const(length.value // 2),) + tuple(fact.shape[position + 1:]))
+
+
+def _at_least(rank: int):
+    """`torch.atleast_2d(x)`: 1s added as torch places them ([n] is [1, n]; for 3-d, [n] is
+    [1, n, 1] and [m, n] is [m, n, 1])."""
+    layouts = {1: {0: "1"}, 2: {0: "11", 1: "1x"}, 3: {0: "111", 1: "1x1", 2: "xx1"}}[rank]
+
+    def transfer(interp, args):
+        fact = _input(interp, args)
+        if type(fact) is not TensorFact or fact.shape is None:
+            return fact.with_shape(None) if type(fact) is TensorFact else None
+        layout = layouts.get(len(fact.shape))
+        if layout is None:
+            return fact.with_shape(fact.shape)
+        dims = iter(fact.shape)
+        return fact.with_shape(tuple(Const(1) if c == "1" else next(dims) for c in layout))
+
+    return transfer
+
+
+def _outer(interp, args):
+    """`torch.outer(a, b)`: [n] and [m] give [n, m]."""
+    a, b = interp.eval(args.get(0, "input")), interp.eval(args.get(1, "vec2"))
+    if type(a) is not TensorFact or type(b) is not TensorFact:
+        return None
+    dtype = a.dtype if a.dtype == b.dtype else None
+    if a.shape is None or b.shape is None or len(a.shape) != 1 or len(b.shape) != 1:
+        return TensorFact(None, dtype, framework=a.framework)
+    return TensorFact((a.shape[0], b.shape[0]), dtype, framework=a.framework)
+
+
+def _copy_of(method: str):
+    """`torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the same shape."""
+
+    def transfer(interp, args):
+        node = args.get(0, "input")
+        fact = interp.eval(node) if node is not None else None
+        rest = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
+        if type(fact) is not TensorFact:
+            for value in [*rest.positional, *rest.keywords.values()]:
+                interp.eval(value)
+            return None
+        return tensor_methods.METHODS[method](interp, fact, rest)
+
+    return transfer
+
+
+_COPIES = {"expand_copy": "expand", "permute_copy": "permute", "view_copy": "view", "squeeze_copy": "squeeze",
+           "unsqueeze_copy": "unsqueeze", "transpose_copy": "transpose", "t_copy": "t", "unbind_copy": "unbind",
+           "alias_copy": "clone", "narrow_copy": "narrow", "split_with_sizes_copy": "split"}
+FUNCTIONS = {
+    "torch.nn.functional.pad": _pad, "torch.nn.functional.glu": _glu,
+    **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": _adaptive_pool(rank, kind == "max")
+       for kind in ("avg", "max") for rank in (1, 2, 3)},
+    **{f"torch.atleast_{rank}d": _at_least(rank) for rank in (1, 2, 3)},
+    "torch.outer": _outer, "torch.ger": _outer,
+    **{f"torch.{name}": _copy_of(method) for name, method in _COPIES.items()},
+}
