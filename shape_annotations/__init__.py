@@ -36,6 +36,7 @@ from .dims import (
     dim_depth,
     dim_from_int,
     evaluate_dim,
+    evaluate_integer,
     floordiv_dims,
     free_names,
     mul_dims,

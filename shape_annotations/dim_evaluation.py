@@ -32,6 +32,18 @@ def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
     return value
 
 
+def evaluate_integer(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
+    """The value of `d` as the Python integer a program computes from the sizes — zero or negative
+    included (`padding_length = kv_length - mask.shape[-1]`), for a comparison, not a size; None when
+    a name is unbound, the dim is Unknown, or a `//` does not divide exactly."""
+    if contains_unknown(d) or any(name not in sizes for name in free_names(d)):
+        return None
+    try:
+        return _value(d, sizes)
+    except ShapeError:
+        return None
+
+
 def _value(d: DimExpr, sizes: Mapping[str, int]) -> int:
     def leaf(d: DimExpr) -> int:
         if type(d) is Const:

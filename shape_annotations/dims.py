@@ -7,7 +7,7 @@ this module.
 from __future__ import annotations
 
 from .dim_algebra import add_dims, floordiv_dims, mul_dims, same_dim, simplify_dim, sub_dims
-from .dim_evaluation import evaluate_dim
+from .dim_evaluation import evaluate_dim, evaluate_integer
 from .dim_parser import parse_dim_expr
 from .dim_records import (
     BinOp,
@@ -33,6 +33,7 @@ __all__ = [
     "dim_depth",
     "dim_from_int",
     "evaluate_dim",
+    "evaluate_integer",
     "floordiv_dims",
     "free_names",
     "mul_dims",

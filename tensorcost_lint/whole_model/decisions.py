@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Sym, evaluate_dim
+from shape_annotations import Sym, evaluate_integer
 
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
@@ -99,11 +99,8 @@ def _number(node):
 
 
 def _value(run, fact):
-    if type(fact) is DimFact:
-        try:
-            return evaluate_dim(fact.dim, run.sizes)
-        except Exception:  # noqa: BLE001 - an unbound dim decides nothing
-            return None
+    if type(fact) is DimFact:  # as the integer the program computes: `padding_length > 0` may be 0
+        return evaluate_integer(fact.dim, run.sizes)
     if type(fact) is StringFact:
         return fact.value
     if type(fact) is BoolFact:

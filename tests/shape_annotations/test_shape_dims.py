@@ -257,3 +257,16 @@ def test_same_dim_is_never_wrong(x, y, sizes):
     if verdict is not None and "refused" not in (vx, vy):
         assert (vx == vy) is verdict
     assert same_dim(x, x, sizes) is True
+
+
+def test_evaluate_integer_gives_the_programs_integer_zero_and_negative_included():
+    """A dim used as a Python int (`padding_length = kv_length - mask.shape[-1]`) may be 0 or less,
+    which a size may not be: evaluate_integer reads it for a comparison; unbound names, Unknown dims
+    and inexact `//` give None."""
+    from shape_annotations import BinOp, Const, Sym, Unknown, evaluate_integer
+
+    assert evaluate_integer(BinOp("-", Sym("kv"), Sym("q")), {"kv": 8, "q": 8}) == 0
+    assert evaluate_integer(BinOp("-", Sym("kv"), Const(10)), {"kv": 8}) == -2
+    assert evaluate_integer(BinOp("+", Sym("kv"), Const(1)), {}) is None
+    assert evaluate_integer(Unknown("slice"), {}) is None
+    assert evaluate_integer(BinOp("//", Sym("d"), Const(2)), {"d": 9}) is None
