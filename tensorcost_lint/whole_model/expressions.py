@@ -319,12 +319,3 @@ def _int_of(interp, node):
     return fact if type(fact) is DimFact else ScalarFact()
 
 
-def scale_by_whole_float(run, left, right):
-    """A dim times a literal whole float (`head_dim * 1.0`) is a dim; None otherwise."""
-    for dim, other in ((left, right), (right, left)):
-        if type(dim) is DimFact and type(other) is ScalarFact:
-            found = run.whole_floats.get(id(other))
-            if found is not None and found[0] is other:
-                factor = found[1]
-                return dim if factor == 1 else DimFact(simplify_dim(BinOp("*", dim.dim, Const(factor))))
-    return None

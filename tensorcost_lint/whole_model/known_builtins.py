@@ -371,7 +371,7 @@ def _chain(interp, args):
     if args.keywords:
         return UNHANDLED
     items = []
-    for value in call_binding.evaluate_arguments(interp, args)[0]:
+    for value in _evaluated(interp, args)[0]:
         part = _listed(interp, value)
         if part is None:
             return None

@@ -184,9 +184,6 @@ class ModelEvaluator(Evaluator):
         if type(left) is IntFact and left.value == 0 and isinstance(operator, cst.Add):
             return right
         if isinstance(operator, cst.Multiply):
-            scaled = expressions.scale_by_whole_float(self.run, left, right)  # `int(head_dim * 1.0)`
-            if scaled is not None:
-                return scaled
             repeated = expressions.repeat_sequence(self.run, left, right)
             if repeated is not UNHANDLED:
                 return repeated

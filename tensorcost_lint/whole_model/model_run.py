@@ -97,7 +97,6 @@ class ModelRun:
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
-        self.whole_floats: dict = {}  # id(ScalarFact of a literal like 1.0) -> (fact, its integer value)
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
