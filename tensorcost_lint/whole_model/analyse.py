@@ -81,7 +81,9 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     for name in keywords:
         if name not in parameters:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
-    run._invoke(function, [], keywords, None)
+    returned = run._invoke(function, [], keywords, None)
+    if entry.mode == "training":
+        run.grad_flow.prune(returned, run.stack[0])  # the backward runs only what the output needs
     totals = total(run.stack[0], sizes, config, entry.mode == "training")
     not_followed = []
     for ctx, node, reason in run.unfollowed:

@@ -11,6 +11,7 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import SequenceFact
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from .library_objects import MappingFact
+from .gradient_flow import flow_into
 
 UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
 
@@ -22,13 +23,12 @@ def _eval_noting_gradient(interp, value, position, unknown_with_grad):
     if unknown_with_grad is None:
         return interp.eval(value)
     frames = interp.run.grad_frames
-    frames.append(False)
+    frames.append(None)
     try:
         fact = interp.eval(value)
     finally:
         flowed = frames.pop()
-    if flowed and frames:
-        frames[-1] = True  # the enclosing expression is computed from it as before
+    flow_into(frames, flowed)  # the enclosing expression is computed from it as before
     if flowed and fact is None:
         unknown_with_grad.add(position)
     return fact

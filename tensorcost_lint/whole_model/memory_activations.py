@@ -106,7 +106,10 @@ class SavedOps:
         if isinstance(saved, str):
             self._unknown(interp, node, saved)
         elif saved:
-            run.add(OpSaved(run.module, tuple(saved)))
+            entry = OpSaved(run.module, tuple(saved))
+            run.add(entry)
+            if out is not None:
+                run.grad_flow.output(entry, out)  # saved only while the backward can reach `out`
 
     def _unknown(self, interp, node, what: str) -> None:
         line = interp.ctx.position(node)[0]

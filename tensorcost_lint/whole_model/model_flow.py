@@ -23,6 +23,7 @@ from . import choices, decisions, expressions, known_builtins, known_floats, kno
     library_values, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
+from .gradient_flow import flow_into, union
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential
 
@@ -42,24 +43,34 @@ class ModelEvaluator(Evaluator):
         loss, frames = self.run.shape_loss, self.run.grad_frames
         loss.frames.append(None)
         try:
-            frames.append(False)
+            frames.append(None)
             try:
                 fact = super().eval(node)
             finally:
-                from_grad = frames.pop()
+                flowed = frames.pop()  # the tensors needing a gradient this expression read or made
             if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
-                self.run.storage.observe(self, node, fact)
-                if from_grad and _returned_by_tree_code(self.run, node, fact):
-                    from_grad = _any_needs_grad(self.run, fact)  # the callee's own ops marked what needs one
-                if from_grad and type(fact) is TensorFact:
-                    self.run.mark(fact)  # computed from a tensor that needs a gradient
-                elif from_grad and type(fact) is SequenceFact:
+                run = self.run
+                run.storage.observe(self, node, fact)
+                run.grad_flow.settle(node, fact)
+                if flowed and _returned_by_tree_code(run, node, fact):
+                    # the callee's own ops marked what needs one, and what each was computed from
+                    flowed = _grad_items(run, fact)
+                merge = isinstance(node, cst.Call)  # `x.add_(y)` returns x, now computed from y too
+                if flowed and type(fact) is TensorFact:
+                    run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
+                elif flowed and type(fact) is SequenceFact:
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
-                        self.run.mark(item)
-                self.run.saved_ops.observe(self.run, self, node, fact)  # what the op saves (memory_activations)
-                tainted = isinstance(node, cst.Name) and self.env.get(GRAD_TAINT + node.value) is True
-                if frames and (from_grad or tainted or self.run.needs_grad(fact)):
-                    frames[-1] = True  # anything computed from a tensor that needs a gradient needs one
+                        run.mark(item, flowed, merge)
+                run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
+                if frames:
+                    if run.needs_grad(fact):
+                        flow_into(frames, (fact,))
+                    elif type(fact) is SequenceFact and _any_needs_grad(run, fact):
+                        flow_into(frames, _grad_items(run, fact))
+                    elif flowed:
+                        flow_into(frames, flowed)  # a value holding them (an output record, a dict)
+                    if isinstance(node, cst.Name):
+                        flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
             return fact
         finally:
@@ -516,7 +527,7 @@ class ModelFlow(FunctionFlow):
 
     def _assign_statement(self, node, line) -> None:
         frames = self.run_.grad_frames
-        frames.append(False)
+        frames.append(None)
         try:
             super()._assign_statement(node, line)
         finally:
@@ -524,10 +535,25 @@ class ModelFlow(FunctionFlow):
         for target in node.targets:
             for name in python_values.target_names(target.target):
                 if tainted and self.run_.mode == "training":
-                    self.env[GRAD_TAINT + name] = True
-                    self.run_.mark(self.env.get(name))  # a shape comment may have replaced the fact
+                    self.env[GRAD_TAINT + name] = tainted  # what the bound value was computed from
+                    self.run_.mark(self.env.get(name), tainted)  # a shape comment may have replaced the fact
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
+
+    def _augmented_assign(self, node) -> None:
+        """`h += self.attn(x)`: the new `h` is computed from the old one and the value."""
+        frames = self.run_.grad_frames
+        frames.append(None)
+        try:
+            self._augmented_value(node)
+        finally:
+            tainted = frames.pop()
+        if tainted and self.run_.mode == "training":
+            for name in python_values.target_names(node.target):
+                self.env[GRAD_TAINT + name] = tainted
+            if expressions.is_plain(node.target):
+                self.run_.mark(self.evaluator.eval(node.target), tainted)
+        flow_into(frames, tainted)  # an enclosing expression (a callee's caller) as before
 
     def assign(self, target, fact, value_node) -> None:
         if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
@@ -539,7 +565,7 @@ class ModelFlow(FunctionFlow):
         """`self.W_U: Float[Tensor, "d_model d_vocab"] = nn.Parameter(...)`: the annotation's fact
         replaces the value's, and carries its gradient."""
         frames = self.run_.grad_frames
-        frames.append(False)
+        frames.append(None)
         try:
             super()._annotated_assign(node)
         finally:
@@ -549,9 +575,9 @@ class ModelFlow(FunctionFlow):
                 self.env.pop(GRAD_TAINT + name, None)
             return
         for name in python_values.target_names(node.target):
-            self.env[GRAD_TAINT + name] = True
+            self.env[GRAD_TAINT + name] = tainted
         if expressions.is_plain(node.target):
-            self.run_.mark(self.evaluator.eval(node.target))
+            self.run_.mark(self.evaluator.eval(node.target), tainted)
 
     def small_statement(self, node, line) -> None:
         if isinstance(node, cst.Del):
@@ -596,7 +622,7 @@ class ModelFlow(FunctionFlow):
         return self._side(node.orelse.body, env)
 
     def _grad_signature(self, env: dict) -> dict:
-        return {name: self.run_.needs_grad(value) or env.get(GRAD_TAINT + name) is True
+        return {name: self.run_.needs_grad(value) or bool(env.get(GRAD_TAINT + name))
                 for name, value in env.items() if not name.startswith(GRAD_TAINT)}
 
     def _unpack(self, target, fact, value_node) -> None:
@@ -617,7 +643,7 @@ class ModelFlow(FunctionFlow):
             return
         super()._unpack(target, fact, value_node)
 
-    def _augmented_assign(self, node) -> None:
+    def _augmented_value(self, node) -> None:
         binary = _BITWISE_ASSIGN.get(type(node.operator))
         if binary is None:
             return super()._augmented_assign(node)
@@ -749,11 +775,15 @@ def merge_sides(run, a: dict, b: dict, sizes, condition: str | None = None) -> d
                               for side in (value.sides if type(value) is CallableChoice else (value,)))
                 merged[name] = CallableChoice(condition, sides)
     for name, value in merged.items():
-        if name in a and name in b and value is not a[name] and (run.needs_grad(a[name]) or run.needs_grad(b[name])):
-            run.mark(value)
+        if name in a and name in b and (run.needs_grad(a[name]) or run.needs_grad(b[name])):
+            sides = [side for side in (a[name], b[name]) if run.needs_grad(side)]
+            if value is not a[name]:
+                run.mark(value, sides, merge=True)  # the joined value is either side's
+            elif value is not b[name]:
+                run.grad_flow.merge(value, sides)
     for key in {*a, *b}:
-        if key.startswith(GRAD_TAINT) and (a.get(key) is True or b.get(key) is True):
-            merged[key] = True
+        if key.startswith(GRAD_TAINT) and (a.get(key) or b.get(key)):
+            merged[key] = union(a.get(key), b.get(key))
     return merged
 
 
@@ -792,6 +822,11 @@ def _returned_by_tree_code(run, node, fact) -> bool:
         return False
     callee = run.storage.seen.get(id(node.func))
     return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)
+
+
+def _grad_items(run, fact) -> list:
+    items = fact.items if type(fact) is SequenceFact else (fact,)
+    return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]
 
 
 def _any_needs_grad(run, fact) -> bool:

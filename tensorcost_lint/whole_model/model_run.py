@@ -38,6 +38,7 @@ from .shape_loss import ShapeLoss, lost_shape
 from .storage import StorageTracker
 from .work_budget import WorkBudget
 from ..config.work_limits import WorkLimits
+from .gradient_flow import OPAQUE, GradientFlow, flow_into
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of methods (not of other constructors) are followed this deep:
@@ -78,7 +79,8 @@ class ModelRun:
         self.mode = mode
         self.assume = assume
         self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
-        self.grad_frames: list = []
+        self.grad_frames: list = []  # per expression being evaluated: the tensors it depends on (or None)
+        self.grad_flow = GradientFlow()  # which tensors each one was computed from (gradient_flow)
         self.stack: list = [[]]  # entry lists being filled, innermost last
         self.memo: dict = {}
         self.active: list = []
@@ -106,9 +108,13 @@ class ModelRun:
         self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
 
     # -- gradients ---------------------------------------------------------------------------------
-    def mark(self, fact) -> None:
+    def mark(self, fact, sources=None, merge: bool = False) -> None:
+        """`fact` needs a gradient, computed from `sources` (gradient_flow: what the backward reaches)."""
         if self.mode == "training" and type(fact) is TensorFact and not self.no_grad:
             self.grad[id(fact)] = fact
+            if sources:
+                (self.grad_flow.merge if merge else self.grad_flow.derive)(fact, sources)
+            flow_into(self.grad_frames, (fact,))
 
     def parametrised(self, module):
         """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
@@ -160,7 +166,9 @@ class ModelRun:
         lost = None
         if any(op is None or lost_shape(op) for op in site.operands):
             lost = self.shape_loss.for_operands(site.operands)
-        self.add(SiteEntry(site, self.module, grads, memory, lost))
+        entry = SiteEntry(site, self.module, grads, memory, lost)
+        self.add(entry)
+        self.grad_flow.expect(site.span._node if site.span is not None else None, entry)
 
     def loss_reason(self, node) -> str | None:
         """Why `node` gives no shape, when the run knows better than its kind of expression."""
@@ -353,8 +361,9 @@ class ModelRun:
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
             entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
+            self.grad_flow.output(entry, out)
         self.storage.link_output(node, out)
-        self.mark(out)
+        self.mark(out, [x])
         return out
 
     def call_embedding(self, interp, args, embedding: Embedding):
@@ -396,7 +405,7 @@ class ModelRun:
         self.visit(layer)
         out = library_layers.apply_einops_layer(layer, fact)
         if self.needs_grad(fact):
-            self.mark(out)
+            self.mark(out, [fact])
         return out
 
     def apply_module(self, interp, node, module, fact):
@@ -428,7 +437,7 @@ class ModelRun:
                     return None
                 out = fact.with_shape(fact.shape)
                 if self.needs_grad(fact) or self.has_parameters(module):
-                    self.mark(out)
+                    self.mark(out, [fact])
                 return out
             return None
         finally:
@@ -609,7 +618,7 @@ class ModelRun:
             if other is not result:
                 result = merge_facts(result, other, self.sizes) or join_optional(result, other)
         if any(self.needs_grad(r) for r in returns):
-            self.mark(result)
+            self.mark(result, returns, merge=True)
         return result
 
     def _bind(self, source, node, self_fact, positional, keywords, read_missing_as_dims,
@@ -649,7 +658,8 @@ class ModelRun:
                 declared = _declared_tensor(source.ctx, param.annotation.annotation)
                 if declared is not None:  # `q: Float[Tensor, "batch pos head d_head"]`: the contract
                     if self.needs_grad(env.get(name)) or carries_grad:
-                        self.mark(declared)
+                        # the annotation stands for the argument: its sources, or unknown ones
+                        self.mark(declared, [env.get(name) if self.needs_grad(env.get(name)) else OPAQUE])
                     env[name] = declared
         if isinstance(params.star_arg, cst.Param):
             env[params.star_arg.name.value] = SequenceFact(tuple(extra))

@@ -1,0 +1,171 @@
+"""Which tensors the backward reaches: autograd runs the backward of an op only when its output is
+an ancestor of what the backward starts from (the tensors the entry returns). A value computed and
+dropped (`pooler_output` of a base model whose causal-LM head reads only `last_hidden_state`) has
+no backward at runtime, so its sites cost none and save nothing at the end of the forward.
+
+The run records, for every tensor that needs a gradient, the tensors it was computed from: each
+expression's result depends on the tensors evaluated and marked while it was evaluated (the grad
+frames of model_flow), which over-approximates the dependencies (a site kept that could be
+dropped costs what it did before), never under-approximates them. A site whose output is unknown
+or not a tensor is kept; pruning only happens when everything the entry returns is understood.
+"""
+
+from __future__ import annotations
+
+from ..analysis.facts import SelfFact, SequenceFact, TensorFact
+from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, StringFact
+from .library_objects import MappingFact, RecordFact
+from .objects import BoolFact, NoneValue
+from .optional_values import MaybeNone
+from .python_values import GrowingList
+from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry
+
+# a frame collects what flowed into the expression it belongs to; this stands for a gradient that
+# flowed from tensors the run cannot name (an unknown argument replaced by its annotation)
+OPAQUE = "\0opaque"
+# values a returned structure may hold that no backward starts from
+_NO_TENSORS = (DimFact, DTypeFact, IntFact, ScalarFact, StringFact, BoolFact, NoneValue)
+
+
+class GradientFlow:
+    def __init__(self) -> None:
+        self.parents: dict = {}  # id(fact) -> (fact, list of facts it was computed from)
+        self.outputs: list = []  # (entry, output fact): a site's or an op's result
+        self.pending: dict = {}  # id(site node) -> entry whose output is the node's value
+
+    # -- recording ---------------------------------------------------------------------------------
+    def derive(self, fact, sources) -> None:
+        """`fact` was computed from `sources` (first record wins: a later read adds nothing)."""
+        if not sources or id(fact) in self.parents:
+            return
+        self.parents[id(fact)] = (fact, [s for s in sources if s is not fact])
+
+    def merge(self, fact, sources) -> None:
+        """`fact` also depends on `sources` (an in-place update, a value joined over branches)."""
+        known = self.parents.get(id(fact))
+        extra = [s for s in sources if s is not fact]
+        if not extra:
+            return
+        if known is None or known[0] is not fact:
+            self.parents[id(fact)] = (fact, extra)
+        else:
+            known[1].extend(extra)
+
+    def expect(self, node, entry) -> None:
+        if node is not None:
+            self.pending[id(node)] = entry
+
+    def settle(self, node, fact) -> None:
+        """The value of a site's node, once evaluated: the site's output."""
+        entry = self.pending.pop(id(node), None)
+        if entry is not None:
+            self.outputs.append((entry, fact))
+
+    def output(self, entry, fact) -> None:
+        self.outputs.append((entry, fact))
+
+    # -- the backward ------------------------------------------------------------------------------
+    def prune(self, returned, top: list) -> int:
+        """Drop the backward of every site (and what ops save) whose output the returned value does
+        not depend on; returns how many entries were dropped. Nothing is dropped when the returned
+        value holds anything the run cannot describe."""
+        roots: list = []
+        if not _tensors_of(returned, roots, set()):
+            return 0
+        reached: set = set()
+        work = list(roots)
+        while work:
+            fact = work.pop()
+            if id(fact) in reached:
+                continue
+            reached.add(id(fact))
+            record = self.parents.get(id(fact))
+            if record is not None and record[0] is fact:
+                if any(f is OPAQUE for f in record[1]):
+                    return 0  # computed from something the run cannot name: every site may reach it
+                work.extend(f for f in record[1] if type(f) is TensorFact and id(f) not in reached)
+        # an entry shared by several calls (a summary) is dead only when every output it had is
+        alive = {id(entry) for entry, fact in self.outputs if _reaches(fact, reached)}
+        dead = {id(entry): entry for entry, fact in self.outputs if id(entry) not in alive}
+        live_tree = set()
+        _entries(top, live_tree)
+        dropped = 0
+        for entry in dead.values():
+            if id(entry) not in live_tree:
+                continue
+            if type(entry) is SiteEntry and any(entry.grads):
+                entry.grads = tuple(False for _ in entry.grads)
+                dropped += 1
+            elif type(entry) is not SiteEntry and getattr(entry, "storages", ()):
+                entry.storages = ()
+                dropped += 1
+        return dropped
+
+
+def _reaches(fact, reached: set) -> bool:
+    if type(fact) is TensorFact:
+        return id(fact) in reached
+    if type(fact) is SequenceFact:
+        return any(_reaches(item, reached) for item in fact.items)
+    return True  # an output the run cannot describe is kept
+
+
+def _tensors_of(value, into: list, seen: set) -> bool:
+    """The tensors inside a returned value (tuples, mappings, records' fields, objects'
+    attributes); False when a part of it is unknown, so the backward's start is not known whole."""
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    if value is None:
+        return False
+    kind = type(value)
+    if kind is TensorFact:
+        into.append(value)
+        return True
+    if kind is SequenceFact:
+        parts = value.items
+    elif kind is MappingFact:
+        parts = [item for _, item in value.items]
+    elif kind is RecordFact:
+        parts = [item for _, item in value.fields]
+    elif kind is SelfFact:
+        parts = list(value.attributes.values())
+    elif kind is MaybeNone:
+        parts = [value.value]
+    elif kind is GrowingList:
+        if value.unknown:
+            return False
+        parts = [item for item, _ in value.runs]
+    elif kind in _NO_TENSORS:
+        return True
+    else:
+        return False  # a value of a kind not read here: the backward's start is not known whole
+    return all(_tensors_of(part, into, seen) for part in parts)
+
+
+def _entries(entries, into: set) -> None:
+    for entry in entries:
+        into.add(id(entry))
+        if type(entry) in (Repeat, Called, Checkpointed):
+            if id(entry.entries) not in into:
+                into.add(id(entry.entries))
+                _entries(entry.entries, into)
+        elif type(entry) is Choice:
+            for side in entry.sides:
+                _entries(side, into)
+
+
+def flow_into(frames: list, facts) -> None:
+    """Add `facts` to the innermost grad frame: the expression being evaluated depends on them."""
+    if not frames or not facts:
+        return
+    top = frames[-1]
+    if top is None:
+        frames[-1] = list(facts)
+    else:
+        top.extend(f for f in facts if not top or f is not top[-1])
+
+
+def union(a, b) -> list:
+    """The facts of two frames' lists, each once (branches joined over and over stay small)."""
+    return list({id(f): f for f in (*(a or ()), *(b or ()))}.values())
