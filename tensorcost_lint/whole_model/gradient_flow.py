@@ -12,13 +12,11 @@ or not a tensor is kept; pruning only happens when everything the entry returns 
 
 from __future__ import annotations
 
-from ..analysis.facts import SelfFact, SequenceFact, TensorFact
-from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, StringFact
+from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import MappingFact, RecordFact
-from .objects import BoolFact, NoneValue
+from .objects import BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
 from .optional_values import MaybeNone
 from .python_values import GrowingList
-from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry
 
 # a frame collects what flowed into the expression it belongs to; this stands for a gradient that
 # flowed from tensors the run cannot name (an unknown argument replaced by its annotation)
@@ -28,7 +26,10 @@ _NO_TENSORS = (DimFact, DTypeFact, IntFact, ScalarFact, StringFact, BoolFact, No
 
 
 class GradientFlow:
-    def __init__(self) -> None:
+    """Disabled outside training: nothing needs a gradient, so nothing is recorded."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
         self.parents: dict = {}  # id(fact) -> (fact, list of facts it was computed from)
         self.outputs: list = []  # (entry, output fact): a site's or an op's result
         self.pending: dict = {}  # id(site node) -> entry whose output is the node's value
@@ -52,7 +53,7 @@ class GradientFlow:
             known[1].extend(extra)
 
     def expect(self, node, entry) -> None:
-        if node is not None:
+        if self.enabled and node is not None:
             self.pending[id(node)] = entry
 
     def settle(self, node, fact) -> None:
@@ -62,16 +63,17 @@ class GradientFlow:
             self.outputs.append((entry, fact))
 
     def output(self, entry, fact) -> None:
-        self.outputs.append((entry, fact))
+        if self.enabled:
+            self.outputs.append((entry, fact))
 
     # -- the backward ------------------------------------------------------------------------------
-    def prune(self, returned, top: list) -> int:
+    def prune(self, returned, top: list) -> None:
         """Drop the backward of every site (and what ops save) whose output the returned value does
-        not depend on; returns how many entries were dropped. Nothing is dropped when the returned
-        value holds anything the run cannot describe."""
+        not depend on. Nothing is dropped when the returned value holds anything the run cannot
+        describe."""
         roots: list = []
         if not _tensors_of(returned, roots, set()):
-            return 0
+            return
         reached: set = set()
         work = list(roots)
         while work:
@@ -82,24 +84,20 @@ class GradientFlow:
             record = self.parents.get(id(fact))
             if record is not None and record[0] is fact:
                 if any(f is OPAQUE for f in record[1]):
-                    return 0  # computed from something the run cannot name: every site may reach it
+                    return  # computed from something the run cannot name: every site may reach it
                 work.extend(f for f in record[1] if type(f) is TensorFact and id(f) not in reached)
         # an entry shared by several calls (a summary) is dead only when every output it had is
         alive = {id(entry) for entry, fact in self.outputs if _reaches(fact, reached)}
         dead = {id(entry): entry for entry, fact in self.outputs if id(entry) not in alive}
         live_tree = set()
         _entries(top, live_tree)
-        dropped = 0
         for entry in dead.values():
             if id(entry) not in live_tree:
                 continue
-            if type(entry) is SiteEntry and any(entry.grads):
+            if type(entry) is SiteEntry:
                 entry.grads = tuple(False for _ in entry.grads)
-                dropped += 1
-            elif type(entry) is not SiteEntry and getattr(entry, "storages", ()):
+            else:  # memory_activations.OpSaved
                 entry.storages = ()
-                dropped += 1
-        return dropped
 
 
 def _reaches(fact, reached: set) -> bool:

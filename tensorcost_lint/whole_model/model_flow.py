@@ -63,12 +63,9 @@ class ModelEvaluator(Evaluator):
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
                 if frames:
-                    if run.needs_grad(fact):
-                        flow_into(frames, (fact,))
-                    elif type(fact) is SequenceFact and _any_needs_grad(run, fact):
-                        flow_into(frames, _grad_items(run, fact))
-                    elif flowed:
-                        flow_into(frames, flowed)  # a value holding them (an output record, a dict)
+                    # a tensor stands for what it was computed from; any other value (an output
+                    # record, a dict) passes on what flowed into it
+                    flow_into(frames, _grad_items(run, fact) or flowed)
                     if isinstance(node, cst.Name):
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
@@ -827,9 +824,3 @@ def _returned_by_tree_code(run, node, fact) -> bool:
 def _grad_items(run, fact) -> list:
     items = fact.items if type(fact) is SequenceFact else (fact,)
     return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]
-
-
-def _any_needs_grad(run, fact) -> bool:
-    items = fact.items if type(fact) is SequenceFact else (fact,)
-    return any(type(item) is TensorFact and run.needs_grad(item) for item in items)
-

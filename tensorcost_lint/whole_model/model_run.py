@@ -80,7 +80,7 @@ class ModelRun:
         self.assume = assume
         self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
         self.grad_frames: list = []  # per expression being evaluated: the tensors it depends on (or None)
-        self.grad_flow = GradientFlow()  # which tensors each one was computed from (gradient_flow)
+        self.grad_flow = GradientFlow(mode == "training")  # which tensors each one was computed from (gradient_flow)
         self.stack: list = [[]]  # entry lists being filled, innermost last
         self.memo: dict = {}
         self.active: list = []
