@@ -83,7 +83,8 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
     returned = run._invoke(function, [], keywords, None)
     if entry.mode == "training":
-        run.grad_flow.prune(returned, run.stack[0])  # the backward runs only what the output needs
+        # the backward runs only what the output needs
+        run.grad_flow.prune(returned, run.stack[0], not run.unfollowed and not run.limits)
     totals = total(run.stack[0], sizes, config, entry.mode == "training")
     not_followed = []
     for ctx, node, reason in run.unfollowed:

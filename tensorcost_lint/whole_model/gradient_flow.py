@@ -7,7 +7,9 @@ The run records, for every tensor that needs a gradient, the tensors it was comp
 expression's result depends on the tensors evaluated and marked while it was evaluated (the grad
 frames of model_flow), which over-approximates the dependencies (a site kept that could be
 dropped costs what it did before), never under-approximates them. A site whose output is unknown
-or not a tensor is kept; pruning only happens when everything the entry returns is understood.
+or not a tensor is kept; pruning only happens when everything the entry returns is understood and
+the run lost nothing on the way (no unresolved site, every call followed): a value whose shape was
+lost can carry a gradient the frames do not see (tokens routed to experts by an unknown index).
 """
 
 from __future__ import annotations
@@ -67,10 +69,18 @@ class GradientFlow:
             self.outputs.append((entry, fact))
 
     # -- the backward ------------------------------------------------------------------------------
-    def prune(self, returned, top: list) -> None:
+    def prune(self, returned, top: list, followed_whole: bool) -> None:
         """Drop the backward of every site (and what ops save) whose output the returned value does
         not depend on. Nothing is dropped when the returned value holds anything the run cannot
-        describe."""
+        describe, a site is unresolved, or a call was not followed (`followed_whole` False)."""
+        if not followed_whole:
+            return
+        tree: dict = {}
+        _entries(top, tree)
+        if any(type(entry) is SiteEntry and entry.site.unresolved for entry in tree.values()):
+            # a shape lost on the way may carry a gradient the run cannot follow (tokens routed
+            # to experts through an unknown index): what it reaches is not known, nothing is dropped
+            return
         roots: list = []
         if not _tensors_of(returned, roots, set()):
             return
@@ -89,10 +99,8 @@ class GradientFlow:
         # an entry shared by several calls (a summary) is dead only when every output it had is
         alive = {id(entry) for entry, fact in self.outputs if _reaches(fact, reached)}
         dead = {id(entry): entry for entry, fact in self.outputs if id(entry) not in alive}
-        live_tree = set()
-        _entries(top, live_tree)
         for entry in dead.values():
-            if id(entry) not in live_tree:
+            if id(entry) not in tree:
                 continue
             if type(entry) is SiteEntry:
                 entry.grads = tuple(False for _ in entry.grads)
@@ -141,12 +149,13 @@ def _tensors_of(value, into: list, seen: set) -> bool:
     return all(_tensors_of(part, into, seen) for part in parts)
 
 
-def _entries(entries, into: set) -> None:
+def _entries(entries, into: dict) -> None:
+    """Every entry of the run's tree, by id (a shared summary's list once)."""
     for entry in entries:
-        into.add(id(entry))
+        into[id(entry)] = entry
         if type(entry) in (Repeat, Called, Checkpointed):
             if id(entry.entries) not in into:
-                into.add(id(entry.entries))
+                into[id(entry.entries)] = entry.entries
                 _entries(entry.entries, into)
         elif type(entry) is Choice:
             for side in entry.sides:
