@@ -8,7 +8,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
 
 from . import shape_ops
-from .facts import DimFact, ScalarFact, SequenceFact, TensorFact
+from .facts import DimFact, IntFact, ScalarFact, SequenceFact, TensorFact
 from .literals import int_value
 
 
@@ -150,7 +150,7 @@ def index_tensor(interp, value: TensorFact, elements):
                 position += 1
                 continue
             fact = interp.eval(inner)
-            if type(fact) in (DimFact, ScalarFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
+            if type(fact) in (DimFact, ScalarFact, IntFact):  # an int (`w[i]` in `for i in range(n)`) drops the dim
                 scalar_places.append(place)
                 position += 1
                 continue

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shape_annotations import evaluate_dim
+
 from ..analysis.facts import SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
 from . import python_values
@@ -127,6 +129,46 @@ def loop_items(iterated, node: cst.For, enumerated: bool, env, building: bool = 
     if enumerated:
         items = tuple(SequenceFact((int_fact(i), item)) for i, item in enumerate(items))
     return items
+
+
+def indexed_items(node: cst.For, element, count, sizes):
+    """A loop whose body reads its index, run index by index as Python runs it when the count is a
+    known number: `for i, layer in enumerate(self.layers)` over identical modules
+    (`mask_by_type[config.layer_types[i]]`) with `element` the module, and `for i in range(n)`
+    (`self.attentions[i](x)` over a list built by appends) with `element` None. None where the
+    body does not read the index (the loop repeats its body, the count a factor) or the count is
+    not a known number."""
+    target = node.target
+    if element is not None:
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == 2
+                and isinstance(target.elements[0].value, cst.Name)):
+            return None
+        index = target.elements[0].value.value
+    elif isinstance(target, cst.Name):
+        index = target.value
+    else:
+        return None
+    if not _reads_name(node.body, index):
+        return None
+    try:
+        trips = evaluate_dim(count, sizes)
+    except Exception:  # noqa: BLE001 - a count in unbound dims is not a known number
+        return None
+    if trips is None or not 0 < trips <= python_values.MAX_UNROLLED:
+        return None
+    if element is None:
+        return tuple(int_fact(i) for i in range(trips))
+    return tuple(SequenceFact((int_fact(i), element)) for i in range(trips))
+
+
+def _reads_name(body, name: str) -> bool:
+    pending = [body]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.Name and current.value == name:
+            return True
+        pending.extend(current.children)
+    return False
 
 
 # Builtins that compute a value from known ones and run no model code.

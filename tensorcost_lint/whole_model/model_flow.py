@@ -131,6 +131,9 @@ class ModelEvaluator(Evaluator):
                 ScalarFact() if type(fact) in (ScalarFact, DimFact) else None)
         return super()._eval_UnaryOperation(node)
 
+    def _eval_Lambda(self, node: cst.Lambda):
+        return python_values.lambda_function(self, node)
+
     def _eval_IfExp(self, node: cst.IfExp):
         return python_values.conditional(self, node)
 
@@ -305,7 +308,7 @@ class ModelEvaluator(Evaluator):
         built_in = expressions.builtin_call(self, node, args)
         if built_in is not UNHANDLED:
             return built_in
-        if isinstance(func, cst.Attribute) and _pure(func.value):
+        if isinstance(func, cst.Attribute) and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
                 return python_values.append(self, receiver, args)
@@ -327,29 +330,29 @@ class ModelEvaluator(Evaluator):
             return UNHANDLED
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)
-        if isinstance(func, cst.Subscript) and _pure(func.value) and all(
+        if isinstance(func, cst.Subscript) and _pure(func.value, self.env) and all(
                 isinstance(e.slice, cst.Index) and expressions.is_plain(e.slice.value) for e in func.slice):
-            callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`
-            if type(callee) is ClassRef:
-                return run.construct(self, node, callee, args)
-            if type(callee) is FunctionRef:
-                return run.call_function(self, node, callee, args)
-        if isinstance(func, cst.Call):
+            callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
+        elif isinstance(func, cst.Call):
             return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
-        if not _pure(func):
+        elif not _pure(func, self.env):
             if isinstance(func, cst.Subscript) and name is None:
-                run.not_followed(self.ctx, node, "the callee is picked by a subscript: not followed yet")
+                run.not_followed(self.ctx, node, "the callee is picked by a subscript the run does not read")
             return UNHANDLED
-        callee = self.eval(func)
+        else:
+            callee = self.eval(func)
+        # dispatched on the callee's value, however the code reached it (a name, an attribute,
+        # `self.layers[1]`); written inline, not as a method: model code nests calls 64 deep, each
+        # level a few Python frames, under the interpreter's recursion limit
         if type(callee) is ModuleFact:
             if callee.kind in ("linear", "conv"):
                 return run.call_linear(self, node, callee, args)
-            run.visit(callee)  # a shape-preserving module: the transfer tables run it
+            run.visit(callee)  # a shape-preserving module, however the name reached it (`self.act`, or
+            # `gelu = get_activation("gelu")` at the top of an imported file)
+            out = call_module(self, node, callee, args)
             if run.has_parameters(callee):
-                out = call_module(self, node, callee, args)
                 run.mark(out)
-                return out
-            return UNHANDLED
+            return out
         if type(callee) is Embedding:
             return run.call_embedding(self, args, callee)
         if type(callee) is SelfFact and run.instance(callee) is not None:
@@ -376,6 +379,9 @@ class ModelEvaluator(Evaluator):
             if why is not None:  # the tree's own code that could not be read: listed, never dropped
                 run.not_followed(self.ctx, node, why)
                 return UNHANDLED
+        if callee is None and isinstance(func, cst.Subscript):  # `self.layers[0](y)` of a list the run cannot read
+            run.not_followed(self.ctx, node, "the callee is picked by a subscript whose value is not known")
+            return UNHANDLED
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
@@ -476,12 +482,26 @@ def _is_super(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args
 
 
-def _pure(node) -> bool:
-    """Names and attribute chains: evaluating them records no site, so a call we leave to the
-    transfer tables can evaluate them again."""
-    while isinstance(node, cst.Attribute):
+def _pure(node, env=None) -> bool:
+    """Names and attribute chains, and in them `[k]` with k an int or string literal or a name
+    holding one (`self.blocks[0].gate`, `self.layers[i]`, `config.rope[kind].get`): evaluating them records no
+    site and saves nothing, so a call we leave to the transfer tables can evaluate them again."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and _int_index(node.slice[0].slice, env)):
+            return False
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _int_index(index, env) -> bool:
+    """`[0]`, `["full"]`, `[i]` with i an int or a string: an item of a list or a dict (a tensor
+    indexed so saves nothing and is a view)."""
+    if not isinstance(index, cst.Index):
+        return False
+    if isinstance(index.value, (cst.Integer, cst.SimpleString)):
+        return True
+    return isinstance(index.value, cst.Name) and env is not None and \
+        type(env.get(index.value.value)) in (DimFact, IntFact, StringFact)
 
 
 class FlowState:
@@ -700,7 +720,8 @@ class ModelFlow(FunctionFlow):
                 iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
             if python_values.unrollable(iterated):
-                items = iterated.items if enumerated is None else tuple(SequenceFact((None, i)) for i in iterated.items)
+                items = iterated.items if enumerated is None else \
+                    tuple(SequenceFact((known_values.int_fact(n), item)) for n, item in enumerate(iterated.items))
                 python_values.unrolled_loop(self, node, items)
                 return
             known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env,
@@ -717,6 +738,13 @@ class ModelFlow(FunctionFlow):
                     and node.iter.func.value == "range" and len(node.iter.args) == 1:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
                 element = ScalarFact()  # an int: `w[i]` drops a dim
+            if count is not None and (enumerated is not None or type(element) is ScalarFact):
+                # the body reads the index: each index in turn (a ModuleList under enumerate, or range)
+                indexed = known_iteration.indexed_items(node, element if enumerated is not None else None, count,
+                                                        self.ctx.settings.sizes)
+                if indexed is not None:
+                    python_values.unrolled_loop(self, node, indexed)
+                    return
             if enumerated is not None:
                 element = SequenceFact((None, element)) if element is not None else None
             body_env = dict(self.env)

@@ -96,6 +96,7 @@ class ModelRun:
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
+        self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (python_values.lambda_function)
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient

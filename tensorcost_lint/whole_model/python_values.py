@@ -197,6 +197,16 @@ def mapped(interp, args):
     return SequenceFact(tuple(interp.with_env({**interp.env, name: item}).eval(function.body) for item in items.items))
 
 
+def lambda_function(interp, node: cst.Lambda):
+    """`lambda: create_causal_mask(**mask_kwargs)`: a function of the names around it, called like a
+    def (one def per lambda node, so memo and recursion keys stay those of one function)."""
+    definition = interp.run.lambdas.get(node)
+    if definition is None:
+        definition = cst.FunctionDef(cst.Name("lambda_"), node.params, cst.SimpleStatementSuite([cst.Return(node.body)]))
+        interp.run.lambdas[node] = definition
+    return FunctionRef(interp.source, definition, closure=interp.env)
+
+
 def _lambda_parameter(node):
     if not isinstance(node, cst.Lambda):
         return None

@@ -16,12 +16,16 @@ def _relative(path: str, root) -> str:
 
 
 def site_rows(result) -> list[dict]:
-    """One row per site and context (module path); calls that repeat a context add executions."""
+    """One row per site and context (module path, and cost of one execution: the same code run
+    with other shapes is its own row); calls that repeat a context add executions, whether they
+    were recorded once and repeated or recorded per iteration (a loop run index by index)."""
     merged: dict = {}
     for row in result.totals.rows:
         entry = row.entry
-        key = (id(entry.site), entry.module, row.reason is None, row.alternative)
         line, column, _, _ = entry.site.span.position
+        once = row.flops // row.executions if row.flops is not None and row.executions else None
+        key = (entry.site.span._unit.settings.path if entry.site.span._unit else "", line, column,
+               entry.site.expression, entry.module, row.reason is None, row.alternative, once)
         current = merged.get(key)
         if current is None:
             merged[key] = {

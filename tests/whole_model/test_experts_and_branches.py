@@ -116,7 +116,7 @@ def test_unknown_stays_unknown(tmp_path, capsys, monkeypatch):
     assert result["not_followed"] == [
         {"path": "net.py", "line": 13, "column": 24, "expression": "self.rounds()", "reason": unknown},
         {"path": "net.py", "line": 15, "column": 13, "expression": "self.layers[0](y)",
-         "reason": "the callee is picked by a subscript: not followed yet"},
+         "reason": "the callee is picked by a subscript whose value is not known"},
         {"path": "net.py", "line": 16, "column": 16, "expression": "self.helper(y)", "reason": unknown},
     ]
 

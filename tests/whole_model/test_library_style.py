@@ -40,10 +40,14 @@ def _run(tmp_path, capsys, config: TinyConfig, *more: str) -> dict:
     return json.loads(capsys.readouterr().out)["models"][0]
 
 
-@pytest.mark.parametrize(("act", "extra_proj"), [("gelu", False), ("relu2", True)])
-def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act, extra_proj):
-    """`extra_proj` is an `__init__` default config.json leaves out when false: read, not undecided."""
-    config = TinyConfig(n_embd=16, n_layer=3, n_head=2, vocab_size=37, hidden_act=act, extra_proj=extra_proj)
+@pytest.mark.parametrize(("act", "extra_proj", "head_transform"),
+                         [("gelu", False, False), ("relu2", True, False), ("gelu", False, True)])
+def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act, extra_proj, head_transform):
+    """`extra_proj` is an `__init__` default config.json leaves out when false: read, not undecided;
+    `head_transform` calls `gelu`, a module built at the top of the helpers' file by a registry
+    function (`gelu = get_activation("gelu")`) and imported by name."""
+    config = TinyConfig(n_embd=16, n_layer=3, n_head=2, vocab_size=37, hidden_act=act, extra_proj=extra_proj,
+                        head_transform=head_transform)
     inference, training = _reference(config)
     result = _run(tmp_path, capsys, config)
     assert result["totals"]["flops"] == inference
@@ -56,6 +60,7 @@ def test_library_style_model_equals_flop_counter_mode(tmp_path, capsys, act, ext
     rotary = sites[("model.rotary", "inv @ positions")]  # under @torch.no_grad(): no backward
     assert rotary["executions"] == 1 and rotary["flops"] == 2 * 8 * STEPS
     assert (("extra", "self.extra(hidden_states)") in sites) == extra_proj
+    assert (("transform", "self.transform(hidden_states)") in sites) == head_transform
     trained = _run(tmp_path, capsys, config, "--mode", "training")
     assert {(s["module"], s["expression"]): s for s in trained["sites"]}[("model.rotary", "inv @ positions")][
         "flops"] == 2 * 8 * STEPS

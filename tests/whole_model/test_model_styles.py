@@ -174,12 +174,16 @@ def test_transformer_lens_style_package(tmp_path, capsys, monkeypatch, mode):
     assert {site["module"] for site in result["sites"]} == {"blocks.attn", "blocks.mlp", "unembed"}
 
 
-def test_a_config_string_not_assumed_leaves_the_norm_unknown(tmp_path, capsys):
+def test_a_config_string_not_assumed_costs_each_norm(tmp_path, capsys):
+    """`normalization_layer` is LayerNorm, LayerNormPre or `lambda cfg: nn.Identity()` by an
+    undecided string: each is called (the lambda too, a function like any), the condition is listed,
+    and the parameters, which depend on the class, are unknown with the reason."""
     result = _tl_run(tmp_path, capsys, "inference", [])
-    assert [(n["expression"], n["reason"].split(" (")[0]) for n in result["not_followed"]] == [
-        ("self.ln1(resid_pre)", "the callee is not known statically"),
-        ("self.ln2(resid_mid)", "the callee is not known statically"),
-    ]
+    assert result["not_followed"] == [] and result["unresolved_sites"] == 0
+    assert [u["condition"] if isinstance(u, dict) else u for u in result["undecided"]] == \
+        ['self.cfg.normalization_type == "LN"']
+    memory = result["totals"]["memory"]
+    assert memory["parameters"] is None and "blocks.ln1: the module class is undecided" in memory["unknown"]["parameters"]
 
 
 def test_annotated_parameters_give_shapes_the_caller_could_not(tmp_path, capsys):

@@ -3,7 +3,7 @@ tuples repeated and concatenated, `enumerate(zip(...))` and `zip(*lists)` over k
 item by item, string-equality branches, kwargs routed by prefix (dict methods, `startswith`,
 string slices, `{**d, k: v}`), `default`/`exists`/`maybe` helpers analysed from their own code,
 None-valued module attributes deciding branches, `filter` with a callable object, `iter`/`next`,
-closures, nested partials, f-string einsum subscripts, `x.ndim`, `|=`, `int(flag)` and `max`, and
+closures, lambdas, loops over identical blocks whose body reads the index, nested partials, f-string einsum subscripts, `x.ndim`, `|=`, `int(flag)` and `max`, and
 lists and dicts changed in place. Each model's totals are held against torch's FlopCounterMode on
 the same classes; what the run cannot count (an undecided attribute, an iterator advanced in a
 loop read once for many blocks) stays unknown."""
@@ -26,11 +26,13 @@ CASES = {
     "defaults-and-closures": ("Defaults", {"dim": 16, "heads": 4, "B": 2, "T": 8}),
     "lists-and-dicts-changed-in-place": ("Mutations", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
     "keywords-grouped-per-layer": ("PerLayer", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
+    "blocks-told-apart-by-the-loop-index": ("IndexedKinds", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
 }
 CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth", "heads"),
                "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated"), "Mutations": ("dim", "depth"),
                "RepeatedNext": ("dim", "depth"), "OpaqueOptions": ("dim",),
-               "OpaqueKeywords": ("dim",), "PerLayer": ("dim", "depth")}
+               "OpaqueKeywords": ("dim",), "PerLayer": ("dim", "depth"),
+               "IndexedKinds": ("dim", "depth")}
 
 
 def _reference(cls: str, dims: dict, training: bool) -> int:
