@@ -17,7 +17,7 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, known_floats, python_values
-from .known_values import MAX_ITEMS, IteratorFact, exact_here, int_fact, int_of, is_plain, items_of, \
+from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
@@ -87,7 +87,7 @@ def _enumerate(interp, args):
     items = items_of(value)
     if items is None or start is None:
         return None
-    return SequenceFact(tuple(SequenceFact((int_fact(start + i), item)) for i, item in enumerate(items)))
+    return SequenceFact(index_pairs(items, start))
 
 
 def _iter(interp, args):

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import evaluate_dim
-
 from ..analysis.facts import SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
 from . import python_values
-from .known_values import MAX_ITEMS, IteratorFact, int_fact, is_range_call, items_of
+from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
 from .library_objects import MappingFact
+from .objects import known_count
 
 
 def comprehension(interp, node):
@@ -127,7 +126,7 @@ def loop_items(iterated, node: cst.For, enumerated: bool, env, building: bool = 
     if type(iterated) is IteratorFact:
         iterated.position = len(iterated.items)  # the loop exhausts it
     if enumerated:
-        items = tuple(SequenceFact((int_fact(i), item)) for i, item in enumerate(items))
+        items = index_pairs(items)
     return items
 
 
@@ -150,15 +149,12 @@ def indexed_items(node: cst.For, element, count, sizes):
         return None
     if not _reads_name(node.body, index):
         return None
-    try:
-        trips = evaluate_dim(count, sizes)
-    except Exception:  # noqa: BLE001 - a count in unbound dims is not a known number
-        return None
+    trips = known_count(count, sizes)
     if trips is None or not 0 < trips <= python_values.MAX_UNROLLED:
         return None
     if element is None:
         return tuple(int_fact(i) for i in range(trips))
-    return tuple(SequenceFact((int_fact(i), element)) for i in range(trips))
+    return index_pairs((element,) * trips)
 
 
 def _reads_name(body, name: str) -> bool:

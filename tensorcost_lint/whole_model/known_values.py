@@ -55,6 +55,11 @@ def int_fact(value: int):
     return DimFact(Const(value)) if value >= 1 else IntFact(value)
 
 
+def index_pairs(items, start: int = 0) -> tuple:
+    """What `enumerate(items, start)` yields: `(index, item)` tuples."""
+    return tuple(SequenceFact((int_fact(start + i), item)) for i, item in enumerate(items))
+
+
 def int_of(run, fact):
     """The Python int a fact is known to be, or None (a bool counts as its int, as in Python)."""
     if type(fact) is IntFact:

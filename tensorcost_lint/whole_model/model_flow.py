@@ -487,13 +487,13 @@ def _pure(node, env=None) -> bool:
     holding one (`self.blocks[0].gate`, `self.layers[i]`, `config.rope[kind].get`): evaluating them records no
     site and saves nothing, so a call we leave to the transfer tables can evaluate them again."""
     while isinstance(node, (cst.Attribute, cst.Subscript)):
-        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and _int_index(node.slice[0].slice, env)):
+        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and _plain_index(node.slice[0].slice, env)):
             return False
         node = node.value
     return isinstance(node, cst.Name)
 
 
-def _int_index(index, env) -> bool:
+def _plain_index(index, env) -> bool:
     """`[0]`, `["full"]`, `[i]` with i an int or a string: an item of a list or a dict (a tensor
     indexed so saves nothing and is a view)."""
     if not isinstance(index, cst.Index):
@@ -720,8 +720,7 @@ class ModelFlow(FunctionFlow):
                 iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
             if python_values.unrollable(iterated):
-                items = iterated.items if enumerated is None else \
-                    tuple(SequenceFact((known_values.int_fact(n), item)) for n, item in enumerate(iterated.items))
+                items = iterated.items if enumerated is None else known_values.index_pairs(iterated.items)
                 python_values.unrolled_loop(self, node, items)
                 return
             known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env,

@@ -23,13 +23,13 @@ def site_rows(result) -> list[dict]:
     for row in result.totals.rows:
         entry = row.entry
         line, column, _, _ = entry.site.span.position
+        path = entry.site.span._unit.settings.path if entry.site.span._unit else None
         once = row.flops // row.executions if row.flops is not None and row.executions else None
-        key = (entry.site.span._unit.settings.path if entry.site.span._unit else "", line, column,
-               entry.site.expression, entry.module, row.reason is None, row.alternative, once)
+        key = (path, line, column, entry.site.expression, entry.module, row.reason is None, row.alternative, once)
         current = merged.get(key)
         if current is None:
             merged[key] = {
-                "path": _relative(entry.site.span._unit.settings.path, result.root) if entry.site.span._unit else "",
+                "path": _relative(path, result.root) if path is not None else "",
                 "line": line, "column": column, "expression": entry.site.expression, "module": entry.module,
                 "executions": row.executions, "flops": row.flops, "resolved": row.reason is None, "reason": row.reason,
                 "alternative": row.alternative,
