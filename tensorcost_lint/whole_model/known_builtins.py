@@ -197,6 +197,8 @@ def _setattr(interp, args):
     owner, name, value = (interp.eval(node) for node in args.positional)
     if type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
+    elif type(owner) is SelfFact:
+        interp.run.incomplete_objects.add(id(owner))  # an attribute the run cannot name: hasattr cannot tell
     return NONE
 
 
@@ -448,8 +450,8 @@ def call_of_call(interp, node: cst.Call, args):
     single = len(args.positional) == 1 and not args.keywords and not args.starred
     if single and python_values.is_module_value(callee):  # `getattr(self, f"{kind}_proj")(x)`
         return interp.run.apply_module(interp, node, callee, interp.eval(args.positional[0]))
-    for value in [*args.positional, *args.keywords.values()]:
-        interp.eval(value)
+    handed = [interp.eval(value) for value in [*args.positional, *args.keywords.values()]]
+    interp.run.incomplete_objects.update(id(value) for value in handed if type(value) is SelfFact)
     if callee is None or python_values.is_module_value(callee):  # its cost is unknown: say so
         interp.run.not_followed(interp.ctx, node, "the callee is the result of a call the run cannot read")
     return None

@@ -17,10 +17,9 @@ from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact,
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import choices, decisions, expressions, known_builtins, known_floats, known_iteration, known_values, \
-    library_layers, \
-    optional_values, \
-    library_values, python_values, registries, torch_values
+from . import attribute_presence, choices, decisions, expressions, known_builtins, known_floats, known_iteration, \
+    known_values, library_layers, library_values, module_methods, optional_values, python_values, registries, \
+    torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .gradient_flow import flow_into, union
@@ -337,6 +336,7 @@ class ModelEvaluator(Evaluator):
             return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
         elif not _pure(func, self.env):
             if isinstance(func, cst.Subscript) and name is None:
+                attribute_presence.unknown_call(self, func, args, _pure)
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript the run does not read")
             return UNHANDLED
         else:
@@ -374,7 +374,12 @@ class ModelEvaluator(Evaluator):
             return choices.call_module_choice(self, node, callee, args)
         if type(callee) is CallableChoice:
             return choices.call_callable_choice(self, node, callee, args)
+        if callee is None and isinstance(func, cst.Attribute) and _pure(func.value, self.env):
+            done = module_methods.call_module_method(self, self.eval(func.value), func.attr.value, args)
+            if done is not UNHANDLED:
+                return done
         if callee is None:
+            attribute_presence.unknown_call(self, func, args, _pure)
             why = _why_unknown(self, func)
             if why is not None:  # the tree's own code that could not be read: listed, never dropped
                 run.not_followed(self.ctx, node, why)
@@ -816,6 +821,8 @@ def _merge_attributes(run, owner: SelfFact, then_attributes: dict, condition: st
     sides set to different modules holds a ModuleChoice of both (each costed where it is called),
     other differing values what both agree on — never the last side's value by fiat."""
     else_attributes = owner.attributes
+    for name in then_attributes.keys() ^ else_attributes.keys():
+        run.maybe_attributes.add((id(owner), name))  # set on one side only: hasattr cannot tell
     for name, value in then_attributes.items():
         other = else_attributes.get(name, value)
         if other is value:

@@ -85,6 +85,10 @@ class ModelRun:
         self.memo: dict = {}
         self.active: list = []
         self.instances: dict = {}  # id(SelfFact) -> Instance
+        # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
+        # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
+        self.incomplete_objects: set = set()
+        self.maybe_attributes: set = set()
         self.paths: dict = {}  # id(module object) -> module path
         self.classes: dict = {}  # module path -> class name
         self.module = ""  # the module path whose code is running
@@ -523,6 +527,7 @@ class ModelRun:
             self.building += 1
             calls, self.build_calls = self.build_calls, 0
             built_file, self.build_file = self.build_file, source
+            limits = len(self.limits)
             try:
                 with self.collecting([]):  # building costs nothing we count
                     self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
@@ -530,6 +535,8 @@ class ModelRun:
                 self.building -= 1
                 self.build_calls = calls
                 self.build_file = built_file
+            if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
+                self.incomplete_objects.add(id(self_fact))
             for name, value in list(self_fact.attributes.items()):
                 if type(value) is python_values.GrowingList:  # built: its appends are done
                     self_fact.attributes[name] = value.as_module_list()

@@ -282,6 +282,11 @@ class SourceTree:
         source.definitions.statements = {s.name: s for s in tree.body
                                          if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
+        for statement in _guarded_imports(tree.body):  # `if TYPE_CHECKING: from .peft import Mixin` (lazy modules)
+            for alias in statement.names if isinstance(statement, ast.ImportFrom) and statement.level else ():
+                if alias.name != "*":
+                    source.from_imports.setdefault(alias.asname or alias.name,
+                                                   (statement.level, statement.module, alias.name))
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
@@ -415,3 +420,17 @@ class SourceTree:
     def why_not_followed(self, source: SourceFile, name: str) -> str | None:
         """Why `name` (imported in `source`) means nothing the run could read, if it is known."""
         return self.failures.get((source.path, name))
+
+
+def _guarded_imports(body) -> list:
+    """Relative imports under a top-level `if` or `try` (`if TYPE_CHECKING:`, `try: ... except
+    ImportError:`): a package's lazy `__init__` maps the same names to the same submodules when they
+    are first read, so they name the definition; an import at the top level itself wins."""
+    found = []
+    for statement in body:
+        blocks = [statement.body, statement.orelse] if isinstance(statement, ast.If) else \
+            [statement.body, statement.orelse, *(h.body for h in statement.handlers)] \
+            if isinstance(statement, ast.Try) else []
+        for block in blocks:
+            found.extend(s for s in block if isinstance(s, ast.ImportFrom) and s.module != "__future__")
+    return found

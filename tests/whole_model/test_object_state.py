@@ -1,0 +1,56 @@
+"""What a module's forward reads of the state its constructor left (fixtures/styles/object_state):
+`hasattr(self, name)` is False only when the run saw every attribute the object can hold (its
+classes all in the tree down to nn.Module, a mixin reached through a lazy package `__init__`, every
+call handed the object followed), True when it holds the name, unknown otherwise; `module.eval()`
+switches that module's `self.training`. Totals held against FlopCounterMode on the same classes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from tests.whole_model.fixtures.styles.object_state import models  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+
+FIXTURE = Path(models.__file__)
+
+
+def _record(tmp_path, capsys, cls: str, dims: dict, mode: str) -> dict:
+    return model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode)
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("embedding_dim", [8, 16], ids=["no-projection", "projected"])
+def test_hasattr_reads_what_the_constructor_set(tmp_path, capsys, mode, embedding_dim):
+    dims = {"dim": 16, "embedding_dim": embedding_dim, "B": 2, "T": 4}
+    torch.manual_seed(0)
+    model = models.Encoder(16, embedding_dim)
+    expected = counted_flops(model, torch.randn(2, 4, 16), training=mode == "training")
+    result = _record(tmp_path, capsys, "Encoder", dims, mode)
+    assert result["totals"]["flops"] == expected
+    assert result["undecided"] == [] and result["unresolved_sites"] == 0 and result["not_followed"] == []
+    projected = [s for s in result["sites"] if s["module"] == "embed_project"]
+    assert len(projected) == (1 if embedding_dim != 16 else 0)
+
+
+def test_hasattr_on_a_torch_layer_subclass_stays_unknown(tmp_path, capsys):
+    """nn.Linear's own attributes are torch's: a name the tree never set may still be there, so the
+    condition is listed and its side's call is not followed — never a silent False."""
+    result = model_record(tmp_path, capsys, {"dim": 8, "B": 2, "T": 4}, f"{FIXTURE}:Tagged.forward",
+                          {"x": "float32 B T dim"}, "inference")
+    assert result["undecided"] == ['hasattr(self, "scale_proj")']
+    assert [n["expression"] for n in result["not_followed"]] == ["self.scale_proj(y)"]
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_eval_switches_the_submodule_training_flag(tmp_path, capsys, mode):
+    dims = {"dim": 8, "B": 2, "T": 4}
+    torch.manual_seed(0)
+    expected = counted_flops(models.FrozenProbe(8), torch.randn(2, 4, 8), training=mode == "training")
+    result = _record(tmp_path, capsys, "FrozenProbe", dims, mode)
+    assert result["totals"]["flops"] == expected
+    assert result["undecided"] == [] and result["not_followed"] == []
+    extras = sorted(s["module"] for s in result["sites"] if s["module"].endswith("extra"))
+    assert extras == (["live.extra"] if mode == "training" else [])
