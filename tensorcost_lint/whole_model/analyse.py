@@ -8,6 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from ..analysis.facts import TensorFact
+from .dim_reads import RecordedSizes, unread_warnings
 from .library_values import config_class_values
 from .memory_totals import MemoryTotals, memory_totals
 from .model_run import ModelRun, _method
@@ -32,6 +33,7 @@ class ModelResult:
     files: list = field(default_factory=list)  # every file the run read (absolute): what its result depends on
     retention: Retention | None = None  # peak retained bytes, in total and per module
     memory: MemoryTotals | None = None  # totals.memory (Contract 9)
+    warnings: list = field(default_factory=list)  # Contract 7a: declared dims the run never read
 
     @property
     def calls_not_costed(self) -> list:
@@ -43,7 +45,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     if entry.mode == "decode":
         raise SourceError(f"{entry.name}: mode decode is not implemented yet (one token against a cache of "
                           "cache_len needs the model's decode path with past_key_values)")
-    sizes = {**entry.dims, **config.dims, **cli_dims}
+    sizes = RecordedSizes({**entry.dims, **config.dims, **cli_dims})
     root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
     # the project root and source_roots; what the command line named is the user's explicit choice
@@ -111,5 +113,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     except (OverflowError, ArithmeticError) as error:  # exact counts above 2**63-1 are refused, never wrapped
         memory = None
         run.problems.append(("memory", str(error)))
+    warnings = unread_warnings(config.dims, cli_dims, sizes, run.stack[0], entry.inputs,
+                               [source for source in run.tree.files.values() if source is not None])
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root_path,
-                       sorted(str(path) for path in run.tree.files), kept, memory)
+                       sorted(str(path) for path in run.tree.files), kept, memory, warnings)

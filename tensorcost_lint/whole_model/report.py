@@ -84,6 +84,8 @@ def model_json(result, hardware_id: str) -> dict:
         "not_followed": [{"path": _relative(path, result.root), "line": line, "column": column,
                           "expression": expression, "reason": reason}
                          for path, line, column, expression, reason in result.not_followed],
+        # Contract 7a: dims given in `dims` or `--dim` that nothing in the run reads
+        "warnings": list(getattr(result, "warnings", [])),
     }
 
 

@@ -168,4 +168,5 @@ def model_text(result, hardware_id: str) -> str:
     for what, reason in result.problems:
         lines.append(f"  not followed: {what}: {reason}")
     lines.extend(memory_lines(data["totals"]["memory"]))  # last: the lines above keep their places
+    lines += [f"warning: {warning}" for warning in data["warnings"]]
     return "\n".join(printable(line) for line in lines)  # names and code from the repository, escaped

@@ -21,6 +21,7 @@ from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
+from .dim_reads import recorded_like
 from .inheritance import last_method
 
 # A file a whole-model run reads: the stdlib tree alone takes ~200 bytes per source byte (a 2.3 MB
@@ -267,7 +268,8 @@ class SourceTree:
             self.unreadable[path] = f"{path}: cannot be analysed: {(str(error).splitlines() or [''])[0][:200]}"
             raise SourceError(self.unreadable[path]) from None
         imports = import_table_from_ast(tree)
-        sizes = merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()), self.cli_dims)
+        sizes = recorded_like(self.config.dims, merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()),
+                                                                   self.cli_dims))
         settings = FileSettings(
             path=str(path), imports=imports, sizes=sizes, default_dtype=self.config.default_dtype,
             strict_broadcast=self.config.broadcast_policy == "strict", sequence_dims=tuple(self.config.sequence_dims),

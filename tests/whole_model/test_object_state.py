@@ -6,6 +6,7 @@ switches that module's `self.training`. Totals held against FlopCounterMode on t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,25 @@ def test_eval_switches_the_submodule_training_flag(tmp_path, capsys, mode):
     assert result["undecided"] == [] and result["not_followed"] == []
     extras = sorted(s["module"] for s in result["sites"] if s["module"].endswith("extra"))
     assert extras == (["live.extra"] if mode == "training" else [])
+
+
+def test_a_declared_dim_the_run_never_reads_is_a_warning(tmp_path, capsys):
+    """Contract 7a: `width` names a constructor parameter whose default the built model keeps, and
+    `--dim embed_dim=192` matches nothing: both listed, in JSON and text. Not listed: `depth` (read
+    only as the length of a list its loop runs index by index), the inputs' dims, and a project dim
+    no code the run read names (`d_vocab`, another file's: `dims` serves every file `check` reads)."""
+    dims = {"dim": 8, "depth": 3, "width": 64, "d_vocab": 512, "B": 2, "T": 4}
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {dims}\n")
+    from tensorcost_lint.cli.main import main
+
+    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:Stack.forward", "--input", "x=float32 B T dim",
+            "--dim", "embed_dim=192"]
+    assert main(argv + ["--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)["models"][0]
+    assert result["warnings"] == ["dim 'width' = 64 (dims or --dim) matches nothing this run reads",
+                                  "dim 'embed_dim' = 192 (dims or --dim) matches nothing this run reads"]
+    assert result["totals"]["flops"] == 3 * 2 * 2 * 4 * 8 * 8 + 2 * 2 * 4 * 8 * 32  # width 32, the default
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.count("warning: dim") == 2 and "warning: dim 'embed_dim' = 192" in text
