@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from .installed_packages import packages_read
+
 
 
 
@@ -86,6 +88,8 @@ def model_json(result, hardware_id: str) -> dict:
                          for path, line, column, expression, reason in result.not_followed],
         # Contract 7a: dims given in `dims` or `--dim` that nothing in the run reads
         "warnings": list(getattr(result, "warnings", [])),
+        # Contract 7a: installed packages whose source the run read, with their versions
+        "packages_read": packages_read(result.files),
     }
 
 

@@ -13,9 +13,11 @@ pytest.importorskip("transformers")
 from tests.whole_model import zoo  # noqa: E402
 
 # exact in both modes (a regression guard: camembert's LM head calls a module bound at the top of
-# activations.py; gemma2 gives each layer its mask by `layer_types[i]`), and partial ones of the
+# activations.py; gemma2 gives each layer its mask by `layer_types[i]`; roformer's forward asks
+# `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin), and partial ones of the
 # commonest kinds of gap (MoE routing by data; a cache's length read before the first layer)
-EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2")
+EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
+         "roformer")
 PARTIAL = ("qwen2_moe", "xlm")
 
 
@@ -41,6 +43,15 @@ def test_exact_architectures_stay_exact(outcomes, model_type):
         outcome, record = outcomes[(model_type, mode)]
         assert outcome.verdict == "exact", (mode, outcome.detail)
         assert record["complete"] is True and record["totals"]["flops"] == outcome.reference
+
+
+def test_the_installed_package_read_is_listed_with_its_version(outcomes):
+    """Contract 7a `packages_read`: the source the runs read is transformers', named with its version."""
+    import transformers
+
+    for _, record in outcomes.values():
+        assert record["packages_read"] == {"transformers": transformers.__version__}
+        assert record["warnings"] == []
 
 
 def test_a_partial_result_names_where_each_shape_was_lost(outcomes):
