@@ -57,8 +57,10 @@ def _named_int(interp, node):
     return dim.value if type(dim) is Const else None
 
 
-def dim_args(interp, args, start: int = 0):
-    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown."""
+def dim_args(interp, args, start: int = 0, *, empty: bool = False):
+    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown.
+    `empty`: the sizes of a new tensor, where torch takes a literal 0 (`x.new_zeros(B, 0, D)`, a
+    buffer grown by concatenation); elsewhere a 0 stays unread, as `dim_of` leaves it."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and not isinstance(nodes[0], (cst.Integer, cst.UnaryOperation)):
         single = nodes[0]
@@ -75,6 +77,9 @@ def dim_args(interp, args, start: int = 0):
     for node in nodes:
         if int_value(node) == -1:
             dims.append(None)
+            continue
+        if empty and int_value(node) == 0:
+            dims.append(Const(0))
             continue
         if args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             fact = interp.eval(node)  # `x.reshape(*input_shape, -1)`: a spliced sequence of sizes

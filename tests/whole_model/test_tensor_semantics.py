@@ -1,0 +1,29 @@
+"""Tensor semantics read from the fixture's own code (tests/whole_model/fixtures/styles/
+tensor_semantics.py), the totals held against FlopCounterMode on the same classes."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.whole_model.fixtures.styles import tensor_semantics  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+
+FIXTURE = tensor_semantics.__file__
+BATCH, STEPS = 2, 6
+CASES = {
+    # a literal 0 size makes an empty tensor; cat onto it gives the other tensor's size
+    "empty-then-grown": ("GrowingHistory", {"dim": 8}),
+}
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_totals_equal_flop_counter_mode(tmp_path, capsys, case, mode):
+    cls, kwargs = CASES[case]
+    dims = {"B": BATCH, "T": STEPS, **kwargs}
+    torch.manual_seed(0)
+    model = getattr(tensor_semantics, cls)(**kwargs)
+    expected = counted_flops(model, torch.randn(BATCH, STEPS, kwargs["dim"]), training=mode == "training")
+    record = model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode)
+    assert record["totals"]["flops"] == expected
+    assert record["complete"] is True and record["unresolved_sites"] == 0
