@@ -8,7 +8,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from .facts import INFER_DIM, DimFact, SequenceFact
+from .facts import INFER_DIM, DimFact, IntFact, SequenceFact
 from .literals import int_value
 
 
@@ -41,7 +41,7 @@ def call_args(node: cst.Call) -> CallArgs:
 
 def literal_axes(args, start: int = 0, interp=None) -> list[int] | None:
     """Literal int axes, given either as varargs or as one tuple/list; with `interp`, also a name
-    bound to a known positive int (`unsqueeze_dim=1`, a parameter's default)."""
+    bound to a known int (`unsqueeze_dim=1`, a parameter's default, `dim=-1` passed down)."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
         nodes = [e.value for e in nodes[0].elements]
@@ -53,6 +53,8 @@ def _named_int(interp, node):
     if not isinstance(node, cst.Name):
         return None  # evaluating anything else here could record its call sites twice
     fact = interp.eval(node)
+    if type(fact) is IntFact:
+        return fact.value  # `dim=-1` passed down as a parameter (a whole-model run knows it)
     dim = fact.dim if type(fact) is DimFact else None
     return dim.value if type(dim) is Const else None
 

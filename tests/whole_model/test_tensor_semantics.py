@@ -13,6 +13,15 @@ BATCH, STEPS = 2, 6
 CASES = {
     # a literal 0 size makes an empty tensor; cat onto it gives the other tensor's size
     "empty-then-grown": ("GrowingHistory", {"dim": 8}),
+    # F.conv1d on a depthwise module's weight ([C, 1, k] squeezed and unsqueezed): FlopCounterMode
+    # counts a grouped convolution's weight gradient with the full channel count, groups times over
+    "functional-depthwise-conv": ("ShortConvMixer", {"dim": 8}),
+    "grouped-conv-modules": ("GroupedConv", {"dim": 8}),
+    # the weight read as a tensor is a parameter: its gradient is costed in training
+    "weight-read-as-a-tensor": ("TiedReadout", {"dim": 8}),
+    # F.pad by amounts held in a name and computed (`%` of known sizes), after a sum over an axis
+    # passed down as `dim=-1`
+    "padded-to-whole-chunks": ("ChunkPadded", {"dim": 8, "chunk": 4}),
 }
 
 
