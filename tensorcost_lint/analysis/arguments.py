@@ -83,13 +83,16 @@ def dim_args(interp, args, start: int = 0, *, empty: bool = False):
         if empty and int_value(node) == 0:
             dims.append(Const(0))
             continue
-        if args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        spliced = id(node) in args.stars  # `x.expand(*x.size(), n)`: whatever the starred value is
+        if spliced or (args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript))):
             fact = interp.eval(node)  # `x.reshape(*input_shape, -1)`: a spliced sequence of sizes
             if type(fact) is SequenceFact:
                 if not all(type(i) is DimFact for i in fact.items):
                     return None
                 dims.extend(i.dim for i in fact.items)
                 continue
+            if spliced:
+                return None  # a splice of unknown length: evaluated once, never read as one size
         dim = interp.dim_of(node)
         if dim is None:
             return None

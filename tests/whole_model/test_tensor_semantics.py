@@ -22,6 +22,12 @@ CASES = {
     # F.pad by amounts held in a name and computed (`%` of known sizes), after a sum over an axis
     # passed down as `dim=-1`
     "padded-to-whole-chunks": ("ChunkPadded", {"dim": 8, "chunk": 4}),
+    # `x.expand(*x.size(), n)`: a call's result spliced as sizes
+    "sizes-spliced-from-a-call": ("PairwiseDecay", {"dim": 8}),
+    # `x[..., -1:]` and `x[:, :-1]` of a dim whose size is declared
+    "negative-slice-bounds": ("ChunkStates", {"dim": 8}),
+    # `flag is True` decided from the flag's value (True and False are singletons)
+    "identity-with-true": ("HeadGated", {"dim": 8, "heads": 2}),
 }
 
 
