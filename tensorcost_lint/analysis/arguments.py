@@ -8,7 +8,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from .facts import INFER_DIM, DimFact, SequenceFact
+from .facts import INFER_DIM, DimFact, IntFact, SequenceFact
 from .literals import int_value
 
 
@@ -41,7 +41,7 @@ def call_args(node: cst.Call) -> CallArgs:
 
 def literal_axes(args, start: int = 0, interp=None) -> list[int] | None:
     """Literal int axes, given either as varargs or as one tuple/list; with `interp`, also a name
-    bound to a known positive int (`unsqueeze_dim=1`, a parameter's default)."""
+    bound to a known int (`unsqueeze_dim=1`, a parameter's default, `dim=-1` passed down)."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
         nodes = [e.value for e in nodes[0].elements]
@@ -53,12 +53,16 @@ def _named_int(interp, node):
     if not isinstance(node, cst.Name):
         return None  # evaluating anything else here could record its call sites twice
     fact = interp.eval(node)
+    if type(fact) is IntFact:
+        return fact.value  # `dim=-1` passed down as a parameter (a whole-model run knows it)
     dim = fact.dim if type(fact) is DimFact else None
     return dim.value if type(dim) is Const else None
 
 
-def dim_args(interp, args, start: int = 0):
-    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown."""
+def dim_args(interp, args, start: int = 0, *, empty: bool = False):
+    """Sizes given as varargs or one tuple/list/shape; -1 → None. Returns None if any is unknown.
+    `empty`: the sizes of a new tensor, where torch takes a literal 0 (`x.new_zeros(B, 0, D)`, a
+    buffer grown by concatenation); elsewhere a 0 stays unread, as `dim_of` leaves it."""
     nodes = args.positional[start:]
     if len(nodes) == 1 and not isinstance(nodes[0], (cst.Integer, cst.UnaryOperation)):
         single = nodes[0]
@@ -76,13 +80,19 @@ def dim_args(interp, args, start: int = 0):
         if int_value(node) == -1:
             dims.append(None)
             continue
-        if args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+        if empty and int_value(node) == 0:
+            dims.append(Const(0))
+            continue
+        spliced = id(node) in args.stars  # `x.expand(*x.size(), n)`: whatever the starred value is
+        if spliced or (args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript))):
             fact = interp.eval(node)  # `x.reshape(*input_shape, -1)`: a spliced sequence of sizes
             if type(fact) is SequenceFact:
                 if not all(type(i) is DimFact for i in fact.items):
                     return None
                 dims.extend(i.dim for i in fact.items)
                 continue
+            if spliced:
+                return None  # a splice of unknown length: evaluated once, never read as one size
         dim = interp.dim_of(node)
         if dim is None:
             return None

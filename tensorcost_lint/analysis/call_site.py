@@ -116,6 +116,9 @@ class CallSite:
     unresolved: str | None = None  # why operands/shapes could not be modelled
     span: SourceSpan | None = None
     id: int = -1
+    # the arguments the operands were read as (a convolution's unfolded input is a view of its
+    # input), one per operand: whether the backward reaches an operand is whether it reaches these
+    arguments: tuple = ()
 
     @property
     def operation(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const, ShapeError, Unknown, einops_einsum_axes, render_dim
+from shape_annotations import Const, ShapeError, Unknown, einops_einsum_axes, floordiv_dims, render_dim
 
 from . import convolutions, site_shapes
 from .call_site import AttentionOptions, CallSite, EinsumOptions, MatmulChain, Precision, SourceSpan, strip_parentheses
@@ -147,25 +147,61 @@ def record_convolution(interp: Interpreter, node: cst.Call, module, args):
     for value in [*args.positional[1:], *args.keywords.values()]:
         interp.eval(value)
     options, spec = module.options, module.spec
-    rank = len(options.kernel) if options.kernel is not None else len(spec.subscripts.split(",")[1]) - 2
+    rank = len(options.kernel) if options.kernel is not None else convolutions.spatial_rank(spec)
     dtype = module.dtype or (x.dtype if type(x) is TensorFact else None)
-    reason, view, spatial = None, x, None
-    if type(x) is TensorFact and x.shape is not None:
+    in_channels = module.in_dim or Unknown("in_channels")
+    per_group = in_channels if options.groups is None else floordiv_dims(in_channels, options.groups)
+    return _convolution(interp, node, spec, x, (module.out_dim or Unknown("out_channels"), per_group),
+                        options, rank, dtype, args)
+
+
+def record_functional_convolution(interp: Interpreter, node: cst.Call, spec, args):
+    """`F.conv1d(x, weight, bias, stride, padding, dilation, groups)` with the weight given as
+    [out, in // groups, *kernel], costed as the module of the same rank."""
+    x, weight = interp.eval(args.get(0, "input")), interp.eval(args.get(1, "weight"))
+    rank = convolutions.spatial_rank(spec)
+    for key, value in [*((None, v) for v in args.positional[2:3]), *args.keywords.items()]:
+        if key not in convolutions.FUNCTIONAL_HYPER:
+            interp.eval(value)  # the bias, which FlopCounterMode does not count apart
+    known = type(weight) is TensorFact and weight.shape is not None and len(weight.shape) == rank + 2
+    kernel = tuple(weight.shape[2:]) if known else (Unknown("kernel_size"),) * rank
+    options = convolutions.functional_options(interp, args, kernel)
+    dtype = x.dtype if type(x) is TensorFact else None
+    channels = tuple(weight.shape[:2]) if known else (Unknown("out_channels"), Unknown("in_channels"))
+    return _convolution(interp, node, spec, x, channels, options, rank, dtype, args,
+                        None if known else "the weight has no known shape [out, in // groups, *kernel]",
+                        arguments=(x, weight))
+
+
+def _convolution(interp, node, spec, x, channels, options, rank, dtype, args, reason=None, arguments=()):
+    """The site of one convolution of x [N, C, *spatial] by a weight [out, in // groups, *kernel];
+    its output [N, out, *output spatial]. `channels`: (out, in // groups)."""
+    out_channels, per_group = channels
+    kernel, groups = options.kernel or (Unknown("kernel_size"),) * rank, options.groups
+    view, spatial, weight, literal = x, None, (out_channels, per_group) + tuple(kernel), {}
+    if reason is None and type(x) is TensorFact and x.shape is not None:
         spatial = convolutions.output_spatial(options, x.shape[-rank:], interp.ctx.settings.sizes) if len(x.shape) == rank + 2 else None
         if len(x.shape) != rank + 2:
             reason = f"input of rank {len(x.shape)}: a batched [N, C, {rank} spatial] input is modelled"
         elif spatial is None:
             reason = "kernel_size, stride, padding or dilation is not a literal or a dim"
-        elif options.groups != Const(1):
-            reason = "a grouped convolution (groups != 1) is not modelled"
+        elif groups is None:
+            reason = "groups is not a literal or a dim"
+        elif groups == Const(1):
+            view = TensorFact(tuple(x.shape[:2]) + spatial + tuple(kernel), dtype, framework="torch")
         else:
-            view = TensorFact(tuple(x.shape[:2]) + spatial + options.kernel, dtype, framework="torch")
-    weight = TensorFact((module.out_dim or Unknown("out_channels"), module.in_dim or Unknown("in_channels"))
-                        + (options.kernel or (Unknown("kernel_size"),) * rank), dtype, framework="torch")
-    site = _record(interp, node, spec, "torch", spec.label, (view, weight), args, unresolved=reason)
+            literal["subscripts"] = convolutions.grouped(spec)
+            view = TensorFact((x.shape[0], groups, floordiv_dims(x.shape[1], groups)) + spatial + tuple(kernel),
+                              dtype, framework="torch")
+            weight = (groups, floordiv_dims(out_channels, groups), per_group) + tuple(kernel)
+    site = _record(interp, node, spec, "torch", spec.label or spec.name, (view, TensorFact(weight, dtype, framework="torch")),
+                   args, literal=literal, unresolved=reason, arguments=arguments)
     if reason is not None or type(x) is not TensorFact:
         return TensorFact(None, dtype, framework="torch") if type(x) is TensorFact else None
-    return _output_fact(site)
+    out = _output_fact(site)
+    if groups != Const(1) and out.shape is not None:
+        out = out.with_shape((x.shape[0], out_channels) + spatial)  # [N, groups, out // groups] read whole
+    return out
 
 
 def _optimize(interp, args):
@@ -181,6 +217,8 @@ def _optimize(interp, args):
 
 def record_function_site(interp: Interpreter, node: cst.Call, name: str, args):
     spec = FUNCTIONS[name]
+    if spec.operation == "convolution":
+        return record_functional_convolution(interp, node, spec, args)
     framework = spec.framework
     literal, options = {}, {}
     config_text = None

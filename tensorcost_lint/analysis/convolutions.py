@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, simplify_dim
+import libcst as cst
+
+from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, floordiv_dims, simplify_dim
 
 from .facts import DTypeFact, ModuleFact, SequenceFact, StringFact
 from .literals import int_value
@@ -37,6 +39,11 @@ def _per_axis(interp, node, rank: int, default: int):
     value = int_value(node)
     if value is not None:
         return (Const(value),) * rank if value >= 0 else None
+    if isinstance(node, (cst.Tuple, cst.List)) and len(node.elements) == rank:
+        # `padding=(0, 1)`: a literal 0 per axis is read as written (a 0 is no dim elsewhere)
+        values = [int_value(e.value) for e in node.elements]
+        dims = [Const(v) if v is not None and v >= 0 else interp.dim_of(e.value) for v, e in zip(values, node.elements)]
+        return None if None in dims else tuple(dims)
     fact = interp.eval(node)
     if type(fact) is SequenceFact and len(fact.items) == rank:
         dims = [getattr(item, "dim", None) for item in fact.items]
@@ -61,6 +68,56 @@ def conv_module(interp, name: str, spec, args) -> ModuleFact:
         Const(1) if groups is None else interp.dim_of(groups))
     return ModuleFact("conv", interp.dim_of(args.get(0, "in_channels")), interp.dim_of(args.get(1, "out_channels")),
                       dtype_fact.dtype if type(dtype_fact) is DTypeFact else None, spec, options)
+
+
+def functional_options(interp, args, kernel: tuple) -> ConvOptions:
+    """`F.conv2d(input, weight, bias, stride, padding, dilation, groups)`: the kernel is the weight's
+    trailing dims, the rest read as the module reads its own."""
+    rank, groups = len(kernel), args.get(6, "groups")
+    return ConvOptions(kernel, _per_axis(interp, args.get(3, "stride"), rank, 1),
+                       _per_axis(interp, args.get(4, "padding"), rank, 0),
+                       _per_axis(interp, args.get(5, "dilation"), rank, 1),
+                       Const(1) if groups is None else interp.dim_of(groups))
+
+
+FUNCTIONAL_HYPER = ("input", "weight", "stride", "padding", "dilation", "groups")
+
+
+def weight_shape(module: ModuleFact) -> tuple | None:
+    """An nn.ConvNd's weight as torch allocates it: [out, in // groups, *kernel] (a depthwise
+    convolution's is [C, 1, k], which `conv.weight.squeeze(1)` hands to a functional kernel)."""
+    options = module.options
+    if options is None or options.kernel is None or options.groups is None \
+            or module.in_dim is None or module.out_dim is None:
+        return None
+    return (module.out_dim, floordiv_dims(module.in_dim, options.groups)) + tuple(options.kernel)
+
+
+def spatial_rank(spec) -> int:
+    """1, 2 or 3: the weight's subscripts (`oci` of 1-D) less its two channel axes."""
+    return len(spec.subscripts.split(",")[1].split("->")[0]) - 2
+
+
+def grouped(spec) -> str:
+    """The im2col contraction of a convolution in groups: each group's output channels read only
+    that group's input channels, so the group is a batch axis of both operands (1-D:
+    `ngcyi,goci->ngoy`), 2 * N * O * (C / groups) * prod(kernel) * prod(output) FLOPs, as
+    FlopCounterMode counts a grouped convolution's forward."""
+    lhs, rest = spec.subscripts.split(",")
+    rhs, out = rest.split("->")
+    return f"{lhs[0]}g{lhs[1:]},g{rhs}->{out[0]}g{out[1:]}"
+
+
+def weight_gradient_factor(site, sizes) -> int | None:
+    """How many forwards FlopCounterMode counts for a convolution's weight gradient: its formula
+    (conv_backward_flop) reads the input's whole channel count, so a grouped convolution's
+    grad_weight counts `groups` forwards where the arithmetic is one; 1 when ungrouped, None
+    when the group count is not a known number."""
+    shapes = site.shapes
+    if shapes is None or len(shapes.inputs) < 2 or "g" not in shapes.inputs[1]:
+        return 1
+    dim = shapes.dims.get("g")
+    return None if dim is None else _size(dim, sizes)
 
 
 def output_spatial(options: ConvOptions, spatial, sizes) -> tuple | None:

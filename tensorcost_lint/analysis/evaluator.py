@@ -11,7 +11,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
 
-from . import shape_ops
+from . import convolutions, shape_ops
 from .annotations import string_literal
 from .literals import int_value
 from .call_sites import record_matmul_operator
@@ -182,6 +182,9 @@ class Evaluator:
         if type(receiver) is ModuleFact and receiver.kind == "linear" and name == "weight":
             in_dim = receiver.in_dim if receiver.in_dim is not None else Unknown("in_features")
             return TensorFact((receiver.out_dim, in_dim), receiver.dtype, framework="torch")
+        if type(receiver) is ModuleFact and receiver.kind == "conv" and name == "weight":
+            shape = convolutions.weight_shape(receiver)
+            return None if shape is None else TensorFact(shape, receiver.dtype, framework="torch")
         return None
 
     def _tensor_attribute(self, fact: TensorFact, name: str):

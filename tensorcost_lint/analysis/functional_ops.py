@@ -9,7 +9,7 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from . import shape_ops, tensor_methods
 from .arguments import CallArgs
-from .facts import ModuleFact, TensorFact
+from .facts import DimFact, IntFact, ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
 from . import module_shapes
 
@@ -23,21 +23,45 @@ def _input(interp, args, keyword="input"):
 
 
 def _pad(interp, args):
-    """`F.pad(x, (left, right, top, bottom...), mode, value)`: the last len(pad)/2 dims grow."""
-    fact = _input(interp, args)
+    """`F.pad(x, (left, right, top, bottom...), mode, value)`: the last len(pad)/2 dims grow. The
+    amounts may be ints or dims, written out or held in a name (`pad_shape = (0, 0, 0, pad_size)`)."""
     node = args.get(1, "pad")
-    elements = getattr(node, "elements", None)
-    amounts = None if elements is None else [int_value(e.value) for e in elements]
+    fact = _input(interp, CallArgs([args.get(0, "input")], {}, False))
+    amounts = _pad_amounts(interp, node) if node is not None else None
+    for value in [*args.positional[2:], *(v for k, v in args.keywords.items() if k not in ("input", "pad"))]:
+        interp.eval(value)
     if type(fact) is not TensorFact or fact.shape is None or amounts is None or None in amounts \
             or len(amounts) % 2 or len(amounts) // 2 > len(fact.shape):
         return fact.with_shape(None) if type(fact) is TensorFact else None
     shape = list(fact.shape)
     for index in range(len(amounts) // 2):
-        extra = amounts[2 * index] + amounts[2 * index + 1]
-        dim = shape[-1 - index]
-        if extra:
-            shape[-1 - index] = simplify_dim(BinOp("+", dim, Const(extra)) if extra > 0 else BinOp("-", dim, Const(-extra)))
+        shape[-1 - index] = _grown(_grown(shape[-1 - index], amounts[2 * index]), amounts[2 * index + 1])
     return fact.with_shape(tuple(shape))
+
+
+def _pad_amounts(interp, node) -> list | None:
+    """Each amount an int or a dim, None where unknown; None when the sequence is not known."""
+    elements = getattr(node, "elements", None)
+    if elements is not None:
+        return [_amount(interp.eval(e.value)) if int_value(e.value) is None else int_value(e.value) for e in elements]
+    fact = interp.eval(node)
+    if type(fact) is not SequenceFact:
+        return None
+    return [_amount(item) for item in fact.items]
+
+
+def _amount(fact):
+    if type(fact) is IntFact:
+        return fact.value
+    return fact.dim if type(fact) is DimFact else None
+
+
+def _grown(dim, amount):
+    if type(amount) is int:
+        if amount == 0:
+            return dim
+        return simplify_dim(BinOp("+", dim, Const(amount)) if amount > 0 else BinOp("-", dim, Const(-amount)))
+    return simplify_dim(BinOp("+", dim, amount))
 
 
 def _adaptive_pool(rank: int, maximum: bool):

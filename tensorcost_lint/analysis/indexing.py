@@ -18,6 +18,11 @@ def _slice_dim(interp, dim, node: cst.Slice):
     if node.lower is None and node.step is None:
         if node.upper is None:
             return dim
+        literal = int_value(node.upper)
+        if literal is not None and literal < 0:  # `x[:, :-1]`: all but the last k, d >= k
+            size = _known_size(interp, dim)
+            return simplify_dim(BinOp("-", dim, Const(-literal))) if size is not None and size > -literal \
+                else Unknown("slice")
         stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
     if node.upper is None and node.step is None:
@@ -25,6 +30,10 @@ def _slice_dim(interp, dim, node: cst.Slice):
         start = interp.dim_of(node.lower) if literal is None or literal > 0 else None
         if start is not None:
             return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
+        if literal is not None and literal < 0:  # `x[..., -1:]`: the last k, all of a dim shorter than k
+            size = _known_size(interp, dim)
+            if size is not None:
+                return Const(-literal) if size >= -literal else dim
         return Unknown("slice")
     if node.step is None:
         length = _bounded_slice(interp, dim, node)
@@ -38,6 +47,14 @@ def _slice_dim(interp, dim, node: cst.Slice):
         if part is not None:
             interp.eval(part)
     return Unknown("slice")
+
+
+def _known_size(interp, dim) -> int | None:
+    """The dim's size from the declared sizes; None when they do not give it."""
+    try:
+        return evaluate_dim(dim, interp.ctx.settings.sizes)
+    except ShapeError:
+        return None
 
 
 def _strided_slice(interp, dim, node: cst.Slice):

@@ -130,7 +130,7 @@ def reduction(rule, dim_position=0, keepdim_position=1, dtype_keyword=False):
             return result.with_shape(None)
         if dim_node is None or (isinstance(dim_node, cst.Name) and dim_node.value == "None"):
             return result.with_shape(shape_ops.reduce(receiver.shape, None, keepdim))
-        axes = literal_axes(CallArgs([dim_node], {}, False))
+        axes = literal_axes(CallArgs([dim_node], {}, False), interp=interp)  # `dim=dim` passed down
         if not axes:  # an empty dim list reduces everything for sum but nothing for any: unknown
             return result.with_shape(None)
         return result.with_shape(shape_ops.reduce(receiver.shape, axes, keepdim))

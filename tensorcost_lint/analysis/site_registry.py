@@ -86,6 +86,9 @@ SITES: tuple[SiteSpec, ...] = (
              label="nn.Conv2d"),
     SiteSpec("torch.nn.Conv3d", MODULE, "convolution", "contraction", "torch", subscripts="nczyxijk,ocijk->nozyx",
              label="nn.Conv3d"),
+    *(SiteSpec(f"torch.nn.functional.conv{rank}d", FUNCTION, "convolution", "contraction", "torch", (0, 1),
+               ("input", "weight"), subscripts=subscripts)
+      for rank, subscripts in ((1, "ncyi,oci->noy"), (2, "ncyxij,ocij->noyx"), (3, "nczyxijk,ocijk->nozyx"))),
     SiteSpec("numpy.matmul", FUNCTION, "matmul", "matmul", "numpy"),
     SiteSpec("numpy.dot", FUNCTION, "matmul", "dot", "numpy"),
     SiteSpec("jax.numpy.matmul", FUNCTION, "matmul", "matmul", "jax"),

@@ -205,7 +205,7 @@ def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) 
 def _contraction(spec, shapes, sizes, literal, strict):
     """A call that is a fixed einsum (`torch.addbmm`: "bij,bjk->ik"); a misfit is a contraction
     mismatch of that call, as torch reports it, not an einsum contract error."""
-    model = model_einsum(spec.subscripts, shapes, sizes)
+    model = model_einsum(literal.get("subscripts", spec.subscripts), shapes, sizes)  # a grouped convolution's own
     problems = tuple(OperandsMisfit(spec.name, p) if p.fails else p for p in model.problems)
     return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
                       problems, model.undecided, operands=model.operands)

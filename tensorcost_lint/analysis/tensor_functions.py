@@ -193,7 +193,7 @@ def _constructor(framework: str, *, like: bool = False, fill: bool = False, vara
             nodes = [args.keywords.get("size") or args.keywords.get("shape")]
         for value in args.positional[len(nodes):]:
             interp.eval(value)
-        dims = dim_args(interp, CallArgs(list(nodes), {}, False))
+        dims = dim_args(interp, CallArgs(list(nodes), {}, args.starred, args.stars), empty=True)
         shape = None if dims is None or None in dims else tuple(dims)
         return TensorFact(shape, dtype or default, framework=framework)
 

@@ -241,7 +241,7 @@ def _new_tensor(fill: bool):
         size_nodes = args.positional[:1] if fill else args.positional
         if "size" in args.keywords:
             size_nodes = [args.keywords["size"]]
-        dims = dim_args(interp, CallArgs(list(size_nodes), {}, args.starred, args.stars))
+        dims = dim_args(interp, CallArgs(list(size_nodes), {}, args.starred, args.stars), empty=True)
         dtype = receiver.dtype
         for name, value in args.keywords.items():
             fact = interp.eval(value) if name != "size" else None

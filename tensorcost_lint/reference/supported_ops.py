@@ -87,8 +87,10 @@ _NOT_COVERED = """\
   activation inputs, dropout masks) are not in `peak_retained_bytes`.
 - A call not in these tables leaves its result's shape unknown: the sites it feeds are listed as
   unresolved with the reason, never guessed.
-- A grouped convolution, a `padding="same"` string or an unbatched convolution input leaves that site
-  unresolved.
+- A grouped convolution (`groups=`, depthwise included) is costed as FlopCounterMode counts it: the
+  forward per group, the weight gradient in training with the input's whole channel count (torch's
+  formula ignores groups there). A `padding="same"` string or an unbatched convolution input leaves
+  that site unresolved.
 - Decorators are not followed (the decorated body runs); recursion is not followed.
 - See [Limits](../limits.md) for the rest."""
 

@@ -63,6 +63,9 @@ def decide_values(run, operator, left, left_node, right, right_node):
     """`left <operator> right` from the operands' facts (and their nodes, for literal numbers that
     facts keep only as sizes), or None when it is not known."""
     if isinstance(operator, (cst.Is, cst.IsNot)):
+        if type(right) is BoolFact:
+            same = _is_bool(left, right.value)  # `config.gating is True`: True and False are singletons
+            return None if same is None else same == isinstance(operator, cst.Is)
         if right is not NONE:
             return None
         known = left is NONE or left is CONFIG or type(left) in (
@@ -84,6 +87,16 @@ def decide_values(run, operator, left, left_node, right, right_node):
     if type(a) is not type(b) and not {type(a), type(b)} <= {int, float}:
         return None
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b}[symbol]
+
+
+def _is_bool(left, value: bool) -> bool | None:
+    """Whether `left` is the bool `value` itself; None where the fact may hold any value (a config
+    field no config.json sets reads as a dim of its name)."""
+    if type(left) is BoolFact:
+        return left.value == value
+    if left is NONE or type(left) in (StringFact, TensorFact, SequenceFact, MappingFact, IntFact):
+        return False
+    return None
 
 
 def _number(node):

@@ -79,6 +79,7 @@ class ModelRun:
         self.mode = mode
         self.assume = assume
         self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
+        self.weights: dict = {}  # id(module) -> (module, its weight read as a tensor)
         self.grad_frames: list = []  # per expression being evaluated: the tensors it depends on (or None)
         self.grad_flow = GradientFlow(mode == "training")  # which tensors each one was computed from (gradient_flow)
         self.stack: list = [[]]  # entry lists being filled, innermost last
@@ -121,6 +122,18 @@ class ModelRun:
                 (self.grad_flow.merge if merge else self.grad_flow.derive)(fact, sources)
             flow_into(self.grad_frames, (fact,))
 
+    def module_weight(self, module, fact):
+        """`self.proj.weight` of a linear or convolution module, read as a tensor (`F.linear(x,
+        self.proj.weight)`, a tied head): one parameter however often it is read, needing a gradient
+        as every parameter does in training."""
+        held = self.weights.get(id(module))
+        if held is not None and held[0] is module:
+            return held[1]
+        if type(fact) is TensorFact:
+            self.weights[id(module)] = (module, fact)
+            self.mark(fact)
+        return fact
+
     def parametrised(self, module):
         """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
         if module is not None:
@@ -161,7 +174,7 @@ class ModelRun:
             self.stack.pop()
 
     def record(self, site) -> None:
-        grads = tuple(self.needs_grad(op) for op in site.operands)
+        grads = tuple(self.needs_grad(op) for op in (site.arguments or site.operands))
         try:
             memory = site_memory(self.storage, site, grads, linear_weight_is_parameter=site.spec.form == "module")
             self.storage.expect_output(site, memory)

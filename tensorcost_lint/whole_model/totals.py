@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 
+from ..analysis import convolutions
 from ..rules import describe
 from ..site_costs import cost_site
 from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
@@ -134,6 +135,12 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
     else:
         forward = cost.flops
         backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
+        if training and site.operation == "convolution" and len(entry.grads) > 1 and entry.grads[1]:
+            factor = convolutions.weight_gradient_factor(site, sizes)
+            if factor is None:
+                return SiteRow(entry, executions, None, None, None, None, None,
+                               "a grouped convolution's weight gradient needs the group count as a number")
+            backward += forward * (factor - 1)
     if recompute and training:
         backward += forward
     try:

@@ -106,6 +106,17 @@ ROWS = {
         '    def forward(self, x: Float[Tensor, "b 3 s d n"]):\n        return self.conv(x)\n',
         counted(lambda: torch.nn.functional.conv3d(_meta(2, 3, 3, 4, 6), _meta(4, 3, 1, 2, 3), stride=(1, 2, 1),
                                                    dilation=(2, 1, 1)))),
+    "torch.nn.functional.conv1d": Row(
+        torch_fn('x: Float[Tensor, "b d n"], w: Float[Tensor, "n 2 3"]', "F.conv1d(x, w, None, 1, 1, 1, 2)"),
+        counted(lambda: torch.nn.functional.conv1d(_meta(2, 4, 6), _meta(6, 2, 3), padding=1, groups=2))),
+    "torch.nn.functional.conv2d": Row(
+        torch_fn('x: Float[Tensor, "b 3 d n"], w: Float[Tensor, "f 3 2 2"]', "F.conv2d(x, w, stride=2)"),
+        counted(lambda: torch.nn.functional.conv2d(_meta(2, 3, 4, 6), _meta(5, 3, 2, 2), stride=2))),
+    "torch.nn.functional.conv3d": Row(
+        torch_fn('x: Float[Tensor, "b 3 s d n"], w: Float[Tensor, "d 3 1 2 3"]',
+                 "F.conv3d(x, weight=w, stride=(1, 2, 1), dilation=(2, 1, 1))"),
+        counted(lambda: torch.nn.functional.conv3d(_meta(2, 3, 3, 4, 6), _meta(4, 3, 1, 2, 3), stride=(1, 2, 1),
+                                                   dilation=(2, 1, 1)))),
     "numpy.matmul": Row(NUMPY + "def f():\n    a = np.zeros((3, 4))\n    return np.matmul(a, np.zeros((4, 5)))\n",
                         einsum_cost("ij,jk->ik", (3, 4), (4, 5))),
     "numpy.dot": Row(NUMPY + "def f():\n    a = np.zeros((2, 3, 4))\n    return np.dot(a, np.zeros((6, 4, 5)))\n",

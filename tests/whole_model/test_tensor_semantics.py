@@ -1,0 +1,44 @@
+"""Tensor semantics read from the fixture's own code (tests/whole_model/fixtures/styles/
+tensor_semantics.py), the totals held against FlopCounterMode on the same classes."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.whole_model.fixtures.styles import tensor_semantics  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+
+FIXTURE = tensor_semantics.__file__
+BATCH, STEPS = 2, 6
+CASES = {
+    # a literal 0 size makes an empty tensor; cat onto it gives the other tensor's size
+    "empty-then-grown": ("GrowingHistory", {"dim": 8}),
+    # F.conv1d on a depthwise module's weight ([C, 1, k] squeezed and unsqueezed): FlopCounterMode
+    # counts a grouped convolution's weight gradient with the full channel count, groups times over
+    "functional-depthwise-conv": ("ShortConvMixer", {"dim": 8}),
+    "grouped-conv-modules": ("GroupedConv", {"dim": 8}),
+    # the weight read as a tensor is a parameter: its gradient is costed in training
+    "weight-read-as-a-tensor": ("TiedReadout", {"dim": 8}),
+    # F.pad by amounts held in a name and computed (`%` of known sizes), after a sum over an axis
+    # passed down as `dim=-1`
+    "padded-to-whole-chunks": ("ChunkPadded", {"dim": 8, "chunk": 4}),
+    # `x.expand(*x.size(), n)`: a call's result spliced as sizes
+    "sizes-spliced-from-a-call": ("PairwiseDecay", {"dim": 8}),
+    # `x[..., -1:]` and `x[:, :-1]` of a dim whose size is declared
+    "negative-slice-bounds": ("ChunkStates", {"dim": 8}),
+    # `flag is True` decided from the flag's value (True and False are singletons)
+    "identity-with-true": ("HeadGated", {"dim": 8, "heads": 2}),
+}
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_totals_equal_flop_counter_mode(tmp_path, capsys, case, mode):
+    cls, kwargs = CASES[case]
+    dims = {"B": BATCH, "T": STEPS, **kwargs}
+    torch.manual_seed(0)
+    model = getattr(tensor_semantics, cls)(**kwargs)
+    expected = counted_flops(model, torch.randn(BATCH, STEPS, kwargs["dim"]), training=mode == "training")
+    record = model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode)
+    assert record["totals"]["flops"] == expected
+    assert record["complete"] is True and record["unresolved_sites"] == 0
