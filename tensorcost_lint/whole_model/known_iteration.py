@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.facts import SequenceFact, StringFact
+from ..analysis.facts import SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import python_values
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
@@ -190,3 +190,24 @@ def _builds_data(node, loops) -> bool:
             return False
         pending.extend(current.children)
     return True
+
+
+def reshaped_carry(before: dict, after: dict, sizes) -> str | None:
+    """The first name a loop pass rebinds to a tensor of another shape than it found (a buffer grown by
+    `torch.cat`), or None: repeating one pass is then no reading of the loop."""
+    for name, old in before.items():
+        new = after.get(name)
+        if type(old) is not TensorFact or type(new) is not TensorFact or old is new:
+            continue
+        if old.shape is None or new.shape is None:
+            continue
+        if len(old.shape) != len(new.shape) or not all(_same_size(a, b, sizes) for a, b in zip(old.shape, new.shape)):
+            return name
+    return None
+
+
+def _same_size(a, b, sizes) -> bool:
+    if a == b:
+        return True
+    left, right = known_count(a, sizes), known_count(b, sizes)
+    return left is not None and left == right

@@ -24,7 +24,7 @@ from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, Supe
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .gradient_flow import flow_into, union
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
-    ModuleRef, Repeat, Sequential
+    ModuleRef, Repeat, Sequential, known_count
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
 _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
@@ -776,13 +776,45 @@ class ModelFlow(FunctionFlow):
                 body_env = self._block(node.body, body_env)
             rest.carried = self.run_.storage.carried(entry_env, body_env)
             repeat = rest
-        self.run_.add(repeat)
+        changed = known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)
+        if count is not None and changed is not None:  # `repeat.count`: the passes left (count - 1 after a split)
+            body_env = self._pass_by_pass(node, element, repeat.count, repeat, body_env, changed)
+        else:
+            self.run_.add(repeat)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env
         known = count is not None and _at_least_one(count, self.ctx.settings.sizes)
         merged = body_env if known else merge_sides(self.run_, self.env, body_env, self.ctx.settings.sizes)
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
+
+    def _pass_by_pass(self, node, element, count, first: Repeat, body_env: dict, changed: str) -> dict:
+        """A loop whose carried value changes shape (`h = torch.cat([h, y], 1)`) costs each pass as it
+        runs: the first pass once, then each further pass from what the one before left, until a pass
+        leaves the shapes it found (the rest repeat it). An unknown or too large count: the passes
+        after the first are unresolved, with why — never the first pass's cost times the count."""
+        sizes = self.ctx.settings.sizes
+        trips = known_count(count, sizes)
+        first.count = Const(1)
+        self.run_.add(first)
+        if trips is None or trips > python_values.MAX_UNROLLED:
+            reason = (f"`{changed}` changes shape from pass to pass and the trip count is not a known number of "
+                      f"at most {python_values.MAX_UNROLLED}: the passes after the first cost differently")
+            self.run_.add(Repeat(None, first.entries, reason))
+            return body_env
+        for done in range(1, trips):
+            self._with_env(body_env).assign(node.target, element, None)
+            entry_env = dict(body_env)
+            one = Repeat(Const(1), [])
+            with self.run_.collecting(one.entries), self.run_.in_loop(Const(1)):
+                body_env = self._block(node.body, body_env)
+            one.carried = self.run_.storage.carried(entry_env, body_env)
+            if known_iteration.reshaped_carry(entry_env, body_env, sizes) is None:
+                one.count = Const(trips - done)  # a pass that keeps the shapes: the rest are the same
+                self.run_.add(one)
+                break
+            self.run_.add(one)
+        return body_env
 
 
 _BITWISE_ASSIGN = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd, cst.BitXorAssign: cst.BitXor,

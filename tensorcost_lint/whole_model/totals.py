@@ -120,6 +120,9 @@ def _site_cost(site, sizes, config, costs: dict | None):
     return found
 
 
+UNKNOWN_TRIPS = "loop trip count is not known statically"
+
+
 def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: bool,
              recompute: bool = False, costs: dict | None = None) -> SiteRow:
     """`recompute`: inside a checkpointed call, whose forward runs again in the backward."""
@@ -128,7 +131,7 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
     if not cost.resolved:
         return SiteRow(entry, executions, None, None, None, None, None, cost.reason)
     if executions is None:
-        return SiteRow(entry, None, None, None, None, None, None, "loop trip count is not known statically")
+        return SiteRow(entry, None, None, None, None, None, None, UNKNOWN_TRIPS)
     if site.operation == "attention":
         forward, backward = attention_flops(site, cost, config.causal_attention_flops == "dense")
         backward = backward if training and any(entry.grads) else 0
@@ -165,7 +168,8 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
         if type(entry) is SiteEntry:
             row = cost_row(entry, executions, sizes, config, training, recompute, result.costs)
             overflowed = reason is not None and reason.startswith("too large to cost") and row.executions is None
-            if reason is not None and (row.reason is None or overflowed):
+            # the loop's own why (a carried shape that changes) over the generic unknown count
+            if reason is not None and (row.reason is None or overflowed or row.reason == UNKNOWN_TRIPS):
                 row = SiteRow(entry, None, None, None, None, None, None, reason)
             result.rows.append(row)
             if row.reason is None:

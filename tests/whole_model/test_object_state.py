@@ -77,3 +77,25 @@ def test_a_declared_dim_the_run_never_reads_is_a_warning(tmp_path, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert text.count("warning: dim") == 2 and "warning: dim 'embed_dim' = 192" in text
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_loop_whose_carried_tensor_grows_costs_each_pass(tmp_path, capsys, mode):
+    """`history = torch.cat([history, step[:, -1:]], dim=1)`: each pass reads one more row, so the
+    loop runs pass by pass (a pass repeated `steps` times was a complete-looking wrong total)."""
+    dims = {"dim": 8, "steps": 3, "B": 2, "T": 4}
+    torch.manual_seed(0)
+    expected = counted_flops(models.Growing(8, 3), torch.randn(2, 4, 8), training=mode == "training")
+    result = _record(tmp_path, capsys, "Growing", dims, mode)
+    assert result["totals"]["flops"] == expected and result["complete"] is True
+    inside = sorted(s["flops"] for s in result["sites"] if s["line"] != result["sites"][-1]["line"])
+    assert len(inside) == 3 and len(set(inside)) == 3  # T = 4, 5, 6 rows: three different passes
+
+
+def test_a_growing_loop_of_too_many_passes_is_unresolved(tmp_path, capsys):
+    """More passes than the run takes one by one: the passes after the first are not costed as the
+    first one repeated; the sites say why."""
+    result = _record(tmp_path, capsys, "Growing", {"dim": 8, "steps": 300, "B": 2, "T": 4}, "inference")
+    assert result["complete"] is False
+    reasons = {s["reason"] for s in result["sites"] if not s["resolved"]}
+    assert any("`history` changes shape from pass to pass" in (r or "") for r in reasons), reasons
