@@ -173,6 +173,8 @@ class Evaluator:
     def attribute_of(self, receiver, name: str):
         if type(receiver) is TensorFact:
             return self._tensor_attribute(receiver, name)
+        if type(receiver) is SequenceFact and receiver.names:
+            return receiver.field(name)  # `x.max(dim=-1).values`
         if receiver is CONFIG:
             return DimFact(Sym(name))
         if type(receiver) is SelfFact:

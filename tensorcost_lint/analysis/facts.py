@@ -45,11 +45,20 @@ class DimFact:
     dim: object  # DimExpr
 
 
+VALUES_AND_INDICES = ("values", "indices")  # the fields of torch.return_types.max, sort, topk, ...
+
+
 @dataclass(frozen=True, slots=True)
 class SequenceFact:
-    """A tuple/list of facts: `x.shape`, `(B, T, C)`, the result of `split`."""
+    """A tuple/list of facts: `x.shape`, `(B, T, C)`, the result of `split`. `names`: the fields of
+    a named tuple (torch's `(values, indices)` of `x.max(dim)`), read by attribute as by position."""
 
     items: tuple
+    names: tuple = ()
+
+    def field(self, name: str):
+        """`result.values`: the item the named tuple's field holds; None for no such field."""
+        return self.items[self.names.index(name)] if name in self.names and len(self.names) == len(self.items) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +147,10 @@ def merge_dims(a, b, sizes):
 
 def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     """What both sides of a branch agree on; disagreement becomes unknown, never a pick."""
+    if type(a) is ScalarFact and type(b) is ScalarFact and a is not b:
+        # both numbers, but all ScalarFacts compare equal: returning one would pick its value where a
+        # run knows the values (whole_model/known_floats.py); a fresh one is a number of neither
+        return ScalarFact()
     if a == b:
         return a
     if type(a) is TensorFact and type(b) is TensorFact:
@@ -150,7 +163,8 @@ def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     if type(a) is DimFact and type(b) is DimFact:
         return DimFact(merge_dims(a.dim, b.dim, sizes))
     if type(a) is SequenceFact and type(b) is SequenceFact and len(a.items) == len(b.items):
-        return SequenceFact(tuple(merge_facts(x, y, sizes) for x, y in zip(a.items, b.items)))
+        return SequenceFact(tuple(merge_facts(x, y, sizes) for x, y in zip(a.items, b.items)),
+                            a.names if a.names == b.names else ())
     return None
 
 

@@ -19,22 +19,19 @@ def _slice_dim(interp, dim, node: cst.Slice):
         if node.upper is None:
             return dim
         literal = int_value(node.upper)
-        if literal is not None and literal < 0:  # `x[:, :-1]`: all but the last k, d >= k
-            size = _known_size(interp, dim)
-            return simplify_dim(BinOp("-", dim, Const(-literal))) if size is not None and size > -literal \
-                else Unknown("slice")
+        if literal is not None and literal < 0:
+            return _counted_slice(interp, dim, node)  # `scores[..., :-1]`: all but the last
         stop = interp.dim_of(node.upper)
         return stop if stop is not None else Unknown("slice")
     if node.upper is None and node.step is None:
         literal = int_value(node.lower)
-        start = interp.dim_of(node.lower) if literal is None or literal > 0 else None
+        if literal is not None and literal <= 0:
+            return _counted_slice(interp, dim, node)  # `x[:, -k:]`: the last k
+        start = interp.dim_of(node.lower)
         if start is not None:
             return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
-        if literal is not None and literal < 0:  # `x[..., -1:]`: the last k, all of a dim shorter than k
-            size = _known_size(interp, dim)
-            if size is not None:
-                return Const(-literal) if size >= -literal else dim
-        return Unknown("slice")
+        # `x[:, -self.keep:]`: an int that is no size; read again only when free of calls
+        return _counted_slice(interp, dim, node) if _arithmetic(node.lower) else Unknown("slice")
     if node.step is None:
         length = _bounded_slice(interp, dim, node)
         if length is not None:
@@ -43,18 +40,49 @@ def _slice_dim(interp, dim, node: cst.Slice):
         length = _strided_slice(interp, dim, node)
         if length is not None:
             return length
-    for part in (node.lower, node.upper, node.step):
-        if part is not None:
-            interp.eval(part)
-    return Unknown("slice")
+    return _counted_slice(interp, dim, node)
 
 
-def _known_size(interp, dim) -> int | None:
-    """The dim's size from the declared sizes; None when they do not give it."""
+def _counted_slice(interp, dim, node: cst.Slice):
+    """Python's own slice of a dim whose size the declared sizes give, from int bounds (negative ones
+    count from the end, out-of-range ones clamp): len(range(size)[start:stop:step]). `:-k` stays
+    `d - k`, a slice of all of it the dim itself; an empty slice, or a bound or size not known, is
+    an unknown dim. Each bound is evaluated once."""
+    bounds = [None if part is None else _int_bound(interp, part) for part in (node.lower, node.upper, node.step)]
     try:
-        return evaluate_dim(dim, interp.ctx.settings.sizes)
-    except ShapeError:
-        return None
+        size = evaluate_dim(dim, interp.ctx.settings.sizes)
+    except Exception:  # noqa: BLE001 - a dim with no declared size
+        size = None
+    if not isinstance(size, int) or _UNKNOWN in bounds or bounds[2] == 0:
+        return Unknown("slice")
+    length = len(range(size)[slice(*bounds)])
+    if length < 1:
+        return Unknown("slice")
+    if length == size:
+        return dim
+    lower, upper, step = bounds
+    if lower is None and step is None and upper is not None and upper < 0:
+        return simplify_dim(BinOp("-", dim, Const(-upper)))
+    return Const(length)
+
+
+_UNKNOWN = object()
+
+
+def _int_bound(interp, node):
+    literal = int_value(node)
+    if literal is not None:
+        return literal
+    fact = interp.eval(node)
+    if type(fact) is IntFact:
+        return fact.value
+    if type(fact) is DimFact:
+        try:
+            value = evaluate_dim(fact.dim, interp.ctx.settings.sizes)
+        except Exception:  # noqa: BLE001 - a size not declared
+            return _UNKNOWN
+        return value if isinstance(value, int) else _UNKNOWN
+    return _UNKNOWN
 
 
 def _strided_slice(interp, dim, node: cst.Slice):

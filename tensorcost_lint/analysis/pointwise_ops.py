@@ -14,7 +14,7 @@ from shape_annotations import Const
 from . import dtype_rules, shape_ops
 from .arguments import CallArgs, literal_axes
 from .literals import int_value
-from .facts import DTypeFact, SequenceFact, TensorFact, elementwise
+from .facts import VALUES_AND_INDICES, DTypeFact, SequenceFact, TensorFact, elementwise
 
 
 def _eval_all(interp, args) -> None:
@@ -175,7 +175,7 @@ def _extreme(interp, receiver, args):
         return values  # numpy's and jax's max over an axis is the values alone
     if receiver.framework != "torch":
         return None
-    return SequenceFact((values, values.with_dtype("int64")))
+    return SequenceFact((values, values.with_dtype("int64")), VALUES_AND_INDICES)
 
 
 def _rot90(interp, receiver, args):

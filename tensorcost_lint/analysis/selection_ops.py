@@ -11,7 +11,7 @@ from shape_annotations import Const
 from . import dtype_rules, shape_ops
 from .arguments import CallArgs
 from .literals import int_value
-from .facts import SequenceFact, TensorFact, elementwise
+from .facts import VALUES_AND_INDICES, SequenceFact, TensorFact, elementwise
 from .pointwise_ops import binary, reduction, same, unary
 
 
@@ -19,7 +19,7 @@ def _with_indices(values):
     """torch's (values, indices) named tuple, indices int64; torch-only (numpy has no such return)."""
     if type(values) is not TensorFact or values.framework != "torch":
         return None
-    return SequenceFact((values, values.with_dtype("int64")))
+    return SequenceFact((values, values.with_dtype("int64")), VALUES_AND_INDICES)
 
 
 def _sorted_pair(interp, receiver, args):

@@ -120,6 +120,8 @@ def _value(run, fact):
         return int(fact.value)
     if type(fact) is IntFact:
         return fact.value
+    if type(fact) is ScalarFact:  # a float the run knows (known_floats): `if scale <= 1:` with scale 32.0
+        return run.floats.value(fact)
     return None
 
 

@@ -46,6 +46,9 @@ def truth(run, fact):
         except Exception:  # noqa: BLE001 - an unbound dim has no known truth
             return None
         return None if value is None else value != 0
+    if type(fact) is ScalarFact:  # a float the run knows: `beta or 32` keeps a configured 32.0
+        value = run.floats.value(fact)
+        return None if value is None else value != 0
     decided = decide_literal(fact)
     if decided is not None:
         return decided

@@ -16,7 +16,7 @@ from shape_annotations import Const
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, known_floats, python_values
+from . import call_binding, known_floats, known_math, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -354,12 +354,21 @@ def _bool(interp, args):
 
 def _extreme(pick):
     def handler(interp, args):
-        """`max(1, n)` / `min(a, b)` of known ints; unknown otherwise."""
+        """`max(1, n)` / `min(low, 0)` of known numbers: the argument Python picks (the first of
+        equal ones), an int as the run holds ints; of numbers not all known, a number of no known
+        value (`x - max(low, 0)` keeps x's shape); unknown otherwise."""
         if args.keywords or args.starred or len(args.positional) < 2:
             return UNHANDLED
-        values = [int_of(interp.run, interp.eval(value)) for value in args.positional]
-        return None if None in values else int_fact(pick(values))
+        facts = [interp.eval(value) for value in args.positional]
+        values = [known_floats.number(interp.run, fact) for fact in facts]
+        if None in values:
+            return ScalarFact() if all(type(fact) in _NUMBERS for fact in facts) else None
+        chosen = values.index(pick(values))
+        return facts[chosen] if type(facts[chosen]) is ScalarFact else int_fact(int(values[chosen]))
     return handler
+
+
+_NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
 
 
 _BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
@@ -395,7 +404,7 @@ def _listed(interp, value):
 
 
 # stdlib callables by their imported name (`from collections import OrderedDict`)
-_STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain}
+_STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain, **known_math.FUNCTIONS}
 
 
 def call_with_facts(interp, func_node, callee, facts: list):

@@ -235,14 +235,20 @@ def _base_names(run, class_ref: ClassRef) -> set:
 
 
 def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
-    """A dataclass without `__init__` built from its fields, or None when `class_ref` is not one."""
-    if not _is_dataclass(class_ref.node):
-        return None
+    """A dataclass without `__init__` built from its fields, or None when `class_ref` is not one.
+    Python calls the first `__init__` of the class chain: one written in a class body, or the one
+    `@dataclass` generates — so an undecorated subclass (`class Output(BaseOutput): pass`) builds as
+    its dataclass base, with that base's fields (its own annotations are no fields)."""
     chain = _class_chain(run, class_ref)
-    if any(_has_init(cls) for _, cls in chain if _is_dataclass(cls)):
+    for position, (_, cls) in enumerate(chain):
+        if _has_init(cls):
+            return None
+        if _is_dataclass(cls):
+            break
+    else:
         return None
     fields: dict = {}
-    for source, cls in reversed(chain):
+    for source, cls in reversed(chain[position:]):
         if not _is_dataclass(cls):
             continue
         for statement in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from shape_annotations import Const, Polynomial
+from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 
 from ..analysis.facts import ModuleFact, SelfFact, TensorFact
 from . import python_values
 from .decisions import decide
 from .library_values import ZERO_FLOAT
-from .objects import Embedding, ModuleDict, ModuleList, Sequential
+from .objects import NONE, Embedding, ModuleDict, ModuleList, Sequential
 
 # the parameters of torch.nn classes: (size argument position, name), the affine switch and
 # whether the class has a bias that `bias=False` switches off
@@ -62,6 +62,26 @@ class ParameterLedger:
     dropout_p: dict = field(default_factory=dict)  # id(nn.Dropout) -> 0 when its p is known to be 0
     norm_rank: dict = field(default_factory=dict)  # id(norm module) -> how many trailing dims it normalises
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
+    facts: dict = field(default_factory=dict)  # (id(module), name) -> the tensor `module.name` reads
+
+    def tensor(self, run, module, name: str):
+        """`module.weight` / `module.bias` of a torch module built in the run: the parameter its class
+        holds, one fact per tensor (a parameter: it needs a gradient); NONE where the class holds
+        none of that name (`nn.Linear(..., bias=False).bias` is None); None when not known."""
+        key = self.ties.get((id(module), name), (id(module), name))
+        if key in self.facts:
+            return self.facts[key]
+        entry = self.held.get(key[0])
+        if entry is None or isinstance(entry[1], str):
+            return None
+        found = [tensor for tensor in entry[1] if tensor.name == name]
+        if not found:
+            return NONE if name in ("weight", "bias") else None
+        fact = TensorFact(found[0].shape, found[0].dtype, framework="torch")
+        run.mark(fact)
+        run.storage.mark_parameter(fact)
+        self.facts[key] = fact
+        return fact
 
     def constructed(self, run, interp, last: str, args, module):
         """`module` was built by `torch.nn.<last>(args)`: record its parameters (returned unchanged)."""
@@ -121,6 +141,16 @@ def _torch_parameters(run, interp, last, args, module):
         if bias is None:
             return "nn.Linear: whether it has a bias is undecided"
         weight = ParameterTensor("weight", (module.out_dim, module.in_dim), dtype)
+        return (weight, ParameterTensor("bias", (module.out_dim,), dtype)) if bias else (weight,)
+    if type(module) is ModuleFact and module.kind == "conv":
+        options = module.options
+        bias = _switch(run, interp, args, 7, "bias")
+        if options is None or options.kernel is None or options.groups is None or None in (module.in_dim,
+                                                                                           module.out_dim, bias):
+            return f"nn.{last}: its channels, kernel, groups or bias switch are not known"
+        # torch's weight: [out_channels, in_channels // groups, *kernel_size]; bias: [out_channels]
+        per_group = simplify_dim(BinOp("//", module.in_dim, options.groups))
+        weight = ParameterTensor("weight", (module.out_dim, per_group, *options.kernel), dtype)
         return (weight, ParameterTensor("bias", (module.out_dim,), dtype)) if bias else (weight,)
     if type(module) is Embedding:
         count = interp.dim_of(args.get(0, "num_embeddings"))

@@ -12,14 +12,14 @@ from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
 from ..analysis.calls import call_module, module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import CONFIG, DimFact, DTypeFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
+from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, \
     TensorFact, merge_facts
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import attribute_presence, choices, decisions, expressions, known_builtins, known_floats, known_iteration, \
-    known_values, library_layers, library_values, module_methods, optional_values, python_values, registries, \
-    torch_values
+    known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
+    registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .gradient_flow import flow_into, union
@@ -126,6 +126,9 @@ class ModelEvaluator(Evaluator):
             fact = self.eval(node.expression)
             if type(fact) is IntFact:
                 return IntFact(-fact.value)
+            size = known_values.int_of(self.run, fact) if type(fact) is DimFact else None
+            if size is not None:
+                return known_values.int_fact(-size)  # `-self.keep` of a known 3 is the int -3
             return fact.with_shape(fact.shape) if type(fact) is TensorFact else (
                 ScalarFact() if type(fact) in (ScalarFact, DimFact) else None)
         return super()._eval_UnaryOperation(node)
@@ -213,6 +216,9 @@ class ModelEvaluator(Evaluator):
         if library is not None:
             return library
         resolved = self.ctx.settings.imports.resolve(node)
+        constant = known_math.constant(self.run, resolved)
+        if constant is not None:
+            return constant
         if resolved is not None and resolved.startswith("torch.") and \
                 (resolved in tensor_functions.FUNCTIONS or resolved in SITE_FUNCTIONS):
             return TorchFunction(resolved)  # `self.act = nn.functional.gelu`: a function as a value
@@ -244,6 +250,10 @@ class ModelEvaluator(Evaluator):
                 if method is not None:
                     return method
             return value
+        if type(receiver) is ModuleFact and name in ("weight", "bias"):
+            held = self.run.parameters.tensor(self.run, receiver, name)  # `self.conv1d.weight.squeeze(1)`
+            if held is not None:
+                return held
         if type(receiver) is Embedding and name == "weight":
             return None
         if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
@@ -289,7 +299,7 @@ class ModelEvaluator(Evaluator):
     def call_code(self, node: cst.Call, args, name):
         run = self.run
         if name == "torch.arange":
-            return _arange(self, args)
+            return torch_values.arange(self, args)
         if name in torch_values.TENSOR_FUNCTIONS:
             return torch_values.tensor_from_data(self, args)
         if name in torch_values.LIMITS_FUNCTIONS:
@@ -393,42 +403,6 @@ class ModelEvaluator(Evaluator):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
         return UNHANDLED
-
-
-def _arange(interp, args):
-    """`torch.arange(t)`, `torch.arange(0, t)` and `torch.arange(0, t, k)`: ceil(t / k) elements."""
-    for name, value in args.keywords.items():
-        if name != "dtype":
-            interp.eval(value)
-    positional = args.positional
-    starts_at_zero = len(positional) == 1 or (isinstance(positional[0], cst.Integer) and positional[0].value == "0")
-    if not starts_at_zero and len(positional) in (2, 3) and isinstance(positional[0], cst.Name):
-        start = interp.eval(positional[0])  # `torch.arange(past_seen_tokens, past_seen_tokens + n)` from 0
-        starts_at_zero = type(start) is IntFact and start.value == 0
-    if starts_at_zero and len(positional) in (1, 2, 3):
-        length = interp.dim_of(positional[-1] if len(positional) < 3 else positional[1])
-        step = int_value(positional[2]) if len(positional) == 3 else 1
-        if length is not None and step is not None and step >= 1:
-            if step > 1:
-                length = _ceil_div(length, step, interp.ctx.settings.sizes)
-            dtype = interp.eval(args.keywords["dtype"]) if "dtype" in args.keywords else None
-            return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else "int64", framework="torch")
-    for value in positional:
-        interp.eval(value)
-    return TensorFact(None, framework="torch")
-
-
-def _ceil_div(length, step: int, sizes):
-    """ceil(length / step), kept symbolic when it divides exactly (dims divide exactly or not at all)."""
-    try:
-        value = evaluate_dim(length, sizes)
-    except Exception:  # noqa: BLE001 - unbound: the symbolic formula
-        value = None
-    if value is not None and value % step != 0:
-        return Const(-(-value // step))
-    if value is not None:
-        return simplify_dim(BinOp("//", length, Const(step)))
-    return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
 
 
 def _module_attribute(run, module: ModuleRef, name: str):

@@ -586,7 +586,11 @@ class ModelRun:
             return None
         helper = function.bound is None and function.source is self.build_file
         limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
-        if self.building and self.build_calls >= limit:
+        # a function defined inside the one running (a closure) is that function's own code, not a
+        # call one level further into a library: it is followed, and the calls it makes count as
+        # the enclosing function's
+        nested = 1 if self.building and function.closure is None else 0
+        if nested and self.build_calls >= limit:
             return None  # bounded work: a constructor's methods are followed two calls deep, functions four
         module = self.module
         entries: list = []
@@ -595,14 +599,14 @@ class ModelRun:
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
         self.active.append(running)
-        self.build_calls += 1 if self.building else 0
+        self.build_calls += nested
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False,
                                             function.closure, unknown_with_grad)
         finally:
             self.active.pop()
-            self.build_calls -= 1 if self.building else 0
+            self.build_calls -= nested
             self.module = module
         if function.closure is None:
             self.memo[key] = (result, entries)
