@@ -1,5 +1,6 @@
 """Tensors made by torch's factories and library layers inside a model (fixtures/styles/tensor_sources.py):
-`torch.normal` parameters, ... Each total is held against torch's FlopCounterMode running the same class."""
+`torch.normal` parameters, an nn.Embedding subclass reading its own weight (rows by position id, a
+run of rows from an offset) and a head tied to a token table's weight, ... Each total is held against torch's FlopCounterMode running the same class."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E4
 
 FIXTURE = Path(tensor_sources.__file__)
 DIMS = {"dim": 16, "B": 2, "T": 8}
-CLASSES = ("ScaledResidual",)
+# class -> (input spec, the input torch runs on)
+CLASSES = {
+    "ScaledResidual": ("float32 B T dim", lambda: torch.randn(DIMS["B"], DIMS["T"], DIMS["dim"])),
+    "LearnedPositions": ("int64 B T", lambda: torch.randint(0, 24, (DIMS["B"], DIMS["T"]))),
+}
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
-@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("cls", sorted(CLASSES))
 def test_totals_equal_flop_counter_mode(tmp_path, capsys, cls, mode):
-    record = model_record(tmp_path, capsys, DIMS, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode)
+    spec, make_input = CLASSES[cls]
+    parameter = "ids" if spec.startswith("int") else "x"
+    record = model_record(tmp_path, capsys, DIMS, f"{FIXTURE}:{cls}.forward", {parameter: spec}, mode)
     torch.manual_seed(0)
     model = getattr(tensor_sources, cls)(DIMS["dim"])
-    expected = counted_flops(model, torch.randn(DIMS["B"], DIMS["T"], DIMS["dim"]), training=mode == "training")
+    expected = counted_flops(model, make_input(), training=mode == "training")
     assert record["totals"]["flops"] == expected
     assert record["complete"] is True, (record["sites"], record["not_followed"])
