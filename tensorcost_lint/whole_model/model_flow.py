@@ -292,7 +292,7 @@ class ModelEvaluator(Evaluator):
     def call_code(self, node: cst.Call, args, name):
         run = self.run
         if name == "torch.arange":
-            return _arange(self, args)
+            return torch_values.arange(self, args)
         if name in torch_values.TENSOR_FUNCTIONS:
             return torch_values.tensor_from_data(self, args)
         if name in torch_values.LIMITS_FUNCTIONS:
@@ -390,42 +390,6 @@ class ModelEvaluator(Evaluator):
             run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
                                              "tree, or chosen at run time)")
         return UNHANDLED
-
-
-def _arange(interp, args):
-    """`torch.arange(t)`, `torch.arange(0, t)` and `torch.arange(0, t, k)`: ceil(t / k) elements."""
-    for name, value in args.keywords.items():
-        if name != "dtype":
-            interp.eval(value)
-    positional = args.positional
-    starts_at_zero = len(positional) == 1 or (isinstance(positional[0], cst.Integer) and positional[0].value == "0")
-    if not starts_at_zero and len(positional) in (2, 3) and isinstance(positional[0], cst.Name):
-        start = interp.eval(positional[0])  # `torch.arange(past_seen_tokens, past_seen_tokens + n)` from 0
-        starts_at_zero = type(start) is IntFact and start.value == 0
-    if starts_at_zero and len(positional) in (1, 2, 3):
-        length = interp.dim_of(positional[-1] if len(positional) < 3 else positional[1])
-        step = int_value(positional[2]) if len(positional) == 3 else 1
-        if length is not None and step is not None and step >= 1:
-            if step > 1:
-                length = _ceil_div(length, step, interp.ctx.settings.sizes)
-            dtype = interp.eval(args.keywords["dtype"]) if "dtype" in args.keywords else None
-            return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else "int64", framework="torch")
-    for value in positional:
-        interp.eval(value)
-    return TensorFact(None, framework="torch")
-
-
-def _ceil_div(length, step: int, sizes):
-    """ceil(length / step), kept symbolic when it divides exactly (dims divide exactly or not at all)."""
-    try:
-        value = evaluate_dim(length, sizes)
-    except Exception:  # noqa: BLE001 - unbound: the symbolic formula
-        value = None
-    if value is not None and value % step != 0:
-        return Const(-(-value // step))
-    if value is not None:
-        return simplify_dim(BinOp("//", length, Const(step)))
-    return simplify_dim(BinOp("//", BinOp("+", length, Const(step - 1)), Const(step)))
 
 
 def _module_attribute(run, module: ModuleRef, name: str):

@@ -1,13 +1,15 @@
 """Small torch values model code builds masks with: `torch.finfo(dtype).min` (and `iinfo`, `.max`,
 `.eps`, ...) is a Python number, and `torch.tensor(data)` of a number is a 0-d tensor, of a flat
 list of n numbers a 1-d tensor of n — so `torch.where(mask, scores, torch.tensor(min_value))` keeps
-the scores' shape (GPT-2's `_upcast_and_reordered_attn`)."""
+the scores' shape (GPT-2's `_upcast_and_reordered_attn`); `torch.arange(start, end, step)` holds
+as many ints as Python's `range` of the same bounds."""
 
 from __future__ import annotations
 
-from shape_annotations import Const
+from shape_annotations import BinOp, Const, Polynomial, evaluate_dim, simplify_dim
 
 from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SequenceFact, TensorFact
+from ..analysis.literals import int_value
 from .objects import BoolFact
 
 
@@ -77,3 +79,85 @@ def tensor_from_data(interp, args):
     else:
         dtype = None
     return TensorFact(shape, dtype, framework="torch")
+
+
+def arange(interp, args):
+    """`torch.arange(end)`, `torch.arange(start, end, step=1)`, bounds positional or by keyword:
+    ceil((end - start) / step) elements, none when that is not positive; int64 unless `dtype`
+    says. A bound that is not a known int (a float, an unknown) leaves the length unknown."""
+    positional, named = list(args.positional), dict(args.keywords)
+    if len(positional) == 1 and "end" not in named:
+        positional.insert(0, None)  # `arange(end)` starts at 0
+    nodes = [positional[i] if i < len(positional) else named.pop(key, None)
+             for i, key in enumerate(("start", "end", "step"))]
+    dtype = named.pop("dtype", None)
+    dtype = interp.eval(dtype) if dtype is not None else None
+    for value in [*positional[3:], *named.values()]:  # device=, requires_grad=
+        interp.eval(value)
+    start = Const(0) if nodes[0] is None else _int_dim(interp, nodes[0])
+    end = None if nodes[1] is None else _literal(nodes[1]) or interp.dim_of(nodes[1])  # dim_of refuses ints < 1
+    step = 1 if nodes[2] is None else _known_int(interp, _int_dim(interp, nodes[2]))
+    length = None if start is None or end is None or not step else _range_length(start, end, step, interp.ctx.settings.sizes)
+    if length is None:
+        return TensorFact(None, framework="torch")
+    return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else (None if dtype else "int64"),
+                      framework="torch")
+
+
+def _literal(node):
+    value = int_value(node)
+    return None if value is None else Const(value)
+
+
+def _int_dim(interp, node):
+    literal = _literal(node)
+    if literal is not None:
+        return literal
+    fact = interp.eval(node)
+    if type(fact) is IntFact:
+        return Const(fact.value)
+    return fact.dim if type(fact) is DimFact else None
+
+
+def _known_int(interp, dim):
+    polynomial = None if dim is None else Polynomial.from_dim(dim)
+    sizes = interp.ctx.settings.sizes
+    return None if polynomial is None or polynomial.unbound(sizes) else _polynomial_value(polynomial, sizes)
+
+
+def _polynomial_value(polynomial, sizes):
+    try:
+        return polynomial.evaluate(sizes)
+    except Exception:  # noqa: BLE001 - an atom that does not divide exactly: not a known int
+        return None
+
+
+def _range_length(start, end, step: int, sizes):
+    """len(range(start, end, step)) as a dim: symbolic where the bounds are (`end - start` reduced
+    as a polynomial: `(3*p + v) - (2*p + v)` is `p`), a number where it is not positive."""
+    low, high = Polynomial.from_dim(start), Polynomial.from_dim(end)
+    span = None if low is None or high is None else high - low
+    value = None
+    if span is not None and not span.unbound(sizes):
+        value = _polynomial_value(span, sizes)  # may be negative: a range counting down, or an empty one
+    elif span is None and start == Const(0):
+        value = _evaluated(end, sizes)
+    if value is None:  # unbound: the formula holds only for bounds known to be ordered
+        if start != Const(0) or step < 1:
+            return None
+        return end if step == 1 else simplify_dim(BinOp("//", BinOp("+", end, Const(step - 1)), Const(step)))
+    count = -(-value // step)  # ceil(value / step), either sign
+    if count <= 0:
+        return Const(0)
+    if step < 0 or value % step != 0:
+        return Const(count)
+    length = end if start == Const(0) else span.to_dim()  # kept a formula of the dims
+    return length if step == 1 else simplify_dim(BinOp("//", length, Const(step)))
+
+
+def _evaluated(dim, sizes):
+    try:
+        value = evaluate_dim(dim, sizes)
+    except Exception:  # noqa: BLE001 - unbound, or not a size
+        return None
+    return value if isinstance(value, int) else None

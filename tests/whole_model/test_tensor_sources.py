@@ -1,6 +1,7 @@
 """Tensors made by torch's factories and library layers inside a model (fixtures/styles/tensor_sources.py):
 `torch.normal` parameters, an nn.Embedding subclass reading its own weight (rows by position id, a
-run of rows from an offset) and a head tied to a token table's weight, ... Each total is held against torch's FlopCounterMode running the same class."""
+run of rows from an offset), a head tied to a token table's weight, and `torch.arange` from a start, by
+a step, counting down and by keyword. Each total is held against torch's FlopCounterMode running the same class."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ DIMS = {"dim": 16, "B": 2, "T": 8}
 CLASSES = {
     "ScaledResidual": ("float32 B T dim", lambda: torch.randn(DIMS["B"], DIMS["T"], DIMS["dim"])),
     "LearnedPositions": ("int64 B T", lambda: torch.randint(0, 24, (DIMS["B"], DIMS["T"]))),
+    "PromptedTokens": ("int64 B T", lambda: torch.randint(0, 40, (DIMS["B"], DIMS["T"]))),
 }
 
 
