@@ -338,6 +338,9 @@ FUNCTIONS = {
     "torch.normal": _normal,
 }
 
+# Functions that make a new tensor from sizes or values: they run no model code and record no
+# site, so a comprehension of them only builds data (whole_model.known_iteration).
+CONSTRUCTORS = {"torch.normal", "torch.arange", "torch.tensor", "torch.as_tensor"}
 for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy")):
     # random constructors live in torch itself, in numpy.random and jax.random (below)
     _random = ("randn", "rand") if _framework == "torch" else ()
@@ -346,6 +349,10 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
     for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
     FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+    CONSTRUCTORS.update(f"{_module}.{_name}" for _name in (
+        "empty", "zeros", "ones", "full", *_random, "empty_like", "zeros_like", "ones_like", "full_like",
+        *(f"{r}_like" for r in _random)))
 FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
+CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

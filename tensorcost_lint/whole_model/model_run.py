@@ -314,7 +314,7 @@ class ModelRun:
                     count = interp.dim_of(loop.iter.args[0].value)
                 if count is None:  # over a known tuple: each item built (known_iteration), or unknown
                     return python_values.list_value(interp.eval(value))
-                item = interp.eval(value.elt)
+                item = python_values.range_scope(interp, loop.target).eval(value.elt)
                 return ModuleList((item,), count)
             fact = interp.eval(value)
             if type(fact) is python_values.GrowingList:  # a copy: later appends to the list are not its

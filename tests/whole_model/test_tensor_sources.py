@@ -1,7 +1,8 @@
 """Tensors made by torch's factories and library layers inside a model (fixtures/styles/tensor_sources.py):
 `torch.normal` parameters, an nn.Embedding subclass reading its own weight (rows by position id, a
 run of rows from an offset), a head tied to a token table's weight, and `torch.arange` from a start, by
-a step, counting down and by keyword. Each total is held against torch's FlopCounterMode running the same class."""
+a step, counting down and by keyword; a list of state tensors made by a comprehension of `torch.zeros`
+over `range`, indexed by layers whose number is the comprehension's index and written in place. Each total is held against torch's FlopCounterMode running the same class."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ CLASSES = {
     "ScaledResidual": ("float32 B T dim", lambda: torch.randn(DIMS["B"], DIMS["T"], DIMS["dim"])),
     "LearnedPositions": ("int64 B T", lambda: torch.randint(0, 24, (DIMS["B"], DIMS["T"]))),
     "PromptedTokens": ("int64 B T", lambda: torch.randint(0, 40, (DIMS["B"], DIMS["T"]))),
+    "LayerStates": ("float32 B T dim", lambda: torch.randn(DIMS["B"], DIMS["T"], DIMS["dim"])),
 }
 
 
