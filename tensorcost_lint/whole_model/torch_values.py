@@ -90,8 +90,8 @@ def arange(interp, args):
         positional.insert(0, None)  # `arange(end)` starts at 0
     nodes = [positional[i] if i < len(positional) else named.pop(key, None)
              for i, key in enumerate(("start", "end", "step"))]
-    dtype = named.pop("dtype", None)
-    dtype = interp.eval(dtype) if dtype is not None else None
+    dtype_node = named.pop("dtype", None)
+    dtype = interp.eval(dtype_node) if dtype_node is not None else None
     for value in [*positional[3:], *named.values()]:  # device=, requires_grad=
         interp.eval(value)
     start = Const(0) if nodes[0] is None else _int_dim(interp, nodes[0])
@@ -100,8 +100,8 @@ def arange(interp, args):
     length = None if start is None or end is None or not step else _range_length(start, end, step, interp.ctx.settings.sizes)
     if length is None:
         return TensorFact(None, framework="torch")
-    return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else (None if dtype else "int64"),
-                      framework="torch")
+    dtype = dtype.dtype if type(dtype) is DTypeFact else (None if dtype_node is not None else "int64")
+    return TensorFact((length,), dtype, framework="torch")
 
 
 def _literal(node):
