@@ -120,27 +120,28 @@ def _int_dim(interp, node):
 
 
 def _known_int(interp, dim):
-    polynomial = None if dim is None else Polynomial.from_dim(dim)
-    sizes = interp.ctx.settings.sizes
-    return None if polynomial is None or polynomial.unbound(sizes) else _polynomial_value(polynomial, sizes)
+    return None if dim is None else _span(Const(0), dim, interp.ctx.settings.sizes)[1]
 
 
-def _polynomial_value(polynomial, sizes):
+def _span(start, end, sizes):
+    """(end - start reduced as a polynomial, its value where the sizes bind it): `(3*p + v) - (2*p + v)`
+    is `p`; (None, None) for a dim no polynomial holds (an anonymous `_` from an unpacking) or an
+    atom that does not divide exactly."""
     try:
-        return polynomial.evaluate(sizes)
-    except Exception:  # noqa: BLE001 - an atom that does not divide exactly: not a known int
-        return None
+        low, high = Polynomial.from_dim(start), Polynomial.from_dim(end)
+        if low is None or high is None:
+            return None, None
+        span = high - low
+        return span, (None if span.unbound(sizes) else span.evaluate(sizes))
+    except Exception:  # noqa: BLE001 - not a polynomial of known sizes
+        return None, None
 
 
 def _range_length(start, end, step: int, sizes):
-    """len(range(start, end, step)) as a dim: symbolic where the bounds are (`end - start` reduced
-    as a polynomial: `(3*p + v) - (2*p + v)` is `p`), a number where it is not positive."""
-    low, high = Polynomial.from_dim(start), Polynomial.from_dim(end)
-    span = None if low is None or high is None else high - low
-    value = None
-    if span is not None and not span.unbound(sizes):
-        value = _polynomial_value(span, sizes)  # may be negative: a range counting down, or an empty one
-    elif span is None and start == Const(0):
+    """len(range(start, end, step)) as a dim: symbolic where the bounds are, a number where it is
+    not positive or not a whole number of steps."""
+    span, value = _span(start, end, sizes)  # value may be negative: a range counting down, or an empty one
+    if span is None and start == Const(0):
         value = _evaluated(end, sizes)
     if value is None:  # unbound: the formula holds only for bounds known to be ordered
         if start != Const(0) or step < 1:

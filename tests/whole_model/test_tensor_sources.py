@@ -36,3 +36,16 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, cls, mode):
     expected = counted_flops(model, make_input(), training=mode == "training")
     assert record["totals"]["flops"] == expected
     assert record["complete"] is True, (record["sites"], record["not_followed"])
+
+
+def test_a_range_over_an_anonymous_length_stays_unknown():
+    """`_, n, _ = x.size()` of an x of unknown shape names its dims `_`, which no polynomial holds
+    inside a division: `torch.arange(1, n // 2)` has no known length (it once raised and failed the
+    whole run)."""
+    from shape_annotations import BinOp, Const, Sym
+
+    from tensorcost_lint.whole_model.torch_values import _range_length
+
+    half = BinOp("//", Sym("_"), Const(2))
+    assert _range_length(Const(1), half, 1, {"seq": 8}) is None
+    assert _range_length(Const(0), half, 1, {"seq": 8}) == half  # from 0: the length is the bound
