@@ -200,6 +200,22 @@ def _constructor(framework: str, *, like: bool = False, fill: bool = False, vara
     return transfer
 
 
+def _normal(interp, args):
+    """`torch.normal(mean, std, size=None)`: a tensor mean or std gives their broadcast shape and
+    dtype (as arithmetic between them would); two numbers need `size`, the shape of a constructor."""
+    mean, std = interp.eval(args.get(0, "mean")), interp.eval(args.get(1, "std"))
+    if TensorFact in (type(mean), type(std)):
+        for value in [*args.positional[2:], *(v for k, v in args.keywords.items() if k not in ("mean", "std"))]:
+            interp.eval(value)
+        return elementwise(mean, std if args.get(1, "std") is not None else ScalarFact(), interp.ctx.settings.sizes)
+    size = args.get(2, "size")
+    rest = CallArgs([size] if size is not None else [], {k: v for k, v in args.keywords.items()
+                                                       if k in ("dtype", "size")}, False)
+    for value in [*args.positional[3:], *(v for k, v in args.keywords.items() if k not in ("mean", "std", "size", "dtype"))]:
+        interp.eval(value)
+    return _constructor("torch")(interp, rest) if size is not None else None
+
+
 def _jax_random(interp, args):
     """`jax.random.normal(key, shape, dtype)`."""
     interp.eval(args.get(0, "key"))
@@ -319,8 +335,12 @@ FUNCTIONS = {
     "numpy.shape": _size_of, "jax.numpy.shape": _size_of,
     "einops.rearrange": _einops("rearrange"), "einops.repeat": _einops("repeat"), "einops.reduce": _einops("reduce"),
     "jax.random.normal": _jax_random, "jax.random.uniform": _jax_random,
+    "torch.normal": _normal,
 }
 
+# Functions that make a new tensor from sizes or values: they run no model code and record no
+# site, so a comprehension of them only builds data (whole_model.known_iteration).
+CONSTRUCTORS = {"torch.normal", "torch.arange", "torch.tensor", "torch.as_tensor"}
 for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy")):
     # random constructors live in torch itself, in numpy.random and jax.random (below)
     _random = ("randn", "rand") if _framework == "torch" else ()
@@ -329,6 +349,10 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
     for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
         FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
     FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+    CONSTRUCTORS.update(f"{_module}.{_name}" for _name in (
+        "empty", "zeros", "ones", "full", *_random, "empty_like", "zeros_like", "ones_like", "full_like",
+        *(f"{r}_like" for r in _random)))
 FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
+CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

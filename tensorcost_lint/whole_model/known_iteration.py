@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis import tensor_functions
 from ..analysis.facts import SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import python_values
@@ -29,7 +30,7 @@ def comprehension(interp, node):
         loop = loop.inner_for_in
     if any(getattr(loop, "asynchronous", None) for loop in loops):
         return UNHANDLED
-    if is_range_call(loops[0].iter, interp.env) and not _builds_data(node, loops):
+    if is_range_call(loops[0].iter, interp.env) and not _builds_data(interp, node, loops):
         return UNHANDLED
     results: list = []
     known = _expand(interp, node, loops, interp.env, results)
@@ -173,10 +174,11 @@ _DATA_BUILTINS = frozenset({"isinstance", "len", "tuple", "list", "dict", "int",
 _DATA_METHODS = frozenset({"items", "keys", "values", "get", "copy", "startswith", "endswith"})  # of dicts, strings
 
 
-def _builds_data(node, loops) -> bool:
-    """An element (and clauses) that only compute Python data: no call but of the builtins and the
-    dict and string methods above (a call of anything else may build a module or record a site),
-    no `@`."""
+def _builds_data(interp, node, loops) -> bool:
+    """An element (and clauses) that only compute Python data: no call but of the builtins, the
+    dict and string methods above and torch's tensor constructors (`[torch.zeros(*shape) for i in
+    range(5)]` is five tensors; a call of anything else may build a module or record a site), no `@`."""
+    imports = interp.ctx.settings.imports
     parts = [*(clause.test for loop in loops for clause in loop.ifs),
              *((node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,))]
     pending = list(parts)
@@ -184,7 +186,8 @@ def _builds_data(node, loops) -> bool:
         current = pending.pop()
         if isinstance(current, cst.Call) and not (
                 isinstance(current.func, cst.Name) and current.func.value in _DATA_BUILTINS
-                or isinstance(current.func, cst.Attribute) and current.func.attr.value in _DATA_METHODS):
+                or isinstance(current.func, cst.Attribute) and current.func.attr.value in _DATA_METHODS
+                or imports.resolve(current.func) in tensor_functions.CONSTRUCTORS):
             return False
         if isinstance(current, (cst.MatrixMultiply, cst.Lambda, cst.Await, cst.Yield)):
             return False

@@ -445,6 +445,8 @@ def store_item(interp, target: cst.Subscript, value) -> bool:
         root = root.value
     if not _holds_container(interp, root):
         return False
+    if target.value is not root and side_effect_free(target.value) and type(interp.eval(target.value)) is TensorFact:
+        return False  # `state[1][:, :, i] = h` writes into the tensor the list holds: the list keeps its items
     changed = _stored(interp, target, value, root)
     if changed is None:
         for element in target.slice:

@@ -17,7 +17,7 @@ from ..analysis import call_sites, tensor_functions
 from ..analysis.arguments import CallArgs
 from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import DimFact, ModuleFact, SelfFact, SequenceFact, TensorFact, merge_facts
+from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
 from . import zipping
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
@@ -157,12 +157,21 @@ def comprehension(interp, node):
     if count is None:
         interp.walk(node)
         return None
-    inner = interp.with_env({**interp.env, **{name: None for name in target_names(loop.target)}})
+    inner = range_scope(interp, loop.target)
     repeat = Repeat(count, [])
     with interp.run.collecting(repeat.entries):
         item = inner.eval(node.elt)
     interp.run.add(repeat)
     return ModuleList((item,), count) if is_module_value(item) else None
+
+
+def range_scope(interp, target):
+    """The scope of a comprehension's element read once for all of `range(n)`: its own loop names
+    (not the enclosing function's of the same name), an int of unknown value for a plain name, as
+    range yields (`s[:, :, layer_id]` drops the dim whatever the index)."""
+    if isinstance(target, cst.Name):
+        return interp.with_env({**interp.env, target.value: ScalarFact()})
+    return interp.with_env({**interp.env, **{name: None for name in target_names(target)}})
 
 
 def target_names(target) -> list[str]:

@@ -1,12 +1,12 @@
-"""Small torch values model code builds masks and position tables with: `torch.arange` of known
-bounds is a 1-d tensor of torch's count, `torch.finfo(dtype).min` (and `iinfo`, `.max`, `.eps`, ...)
-is a Python number, and `torch.tensor(data)` of a number is a 0-d tensor, of a flat list of n
-numbers a 1-d tensor of n — so `torch.where(mask, scores, torch.tensor(min_value))` keeps the
-scores' shape (GPT-2's `_upcast_and_reordered_attn`)."""
+"""Small torch values model code builds masks with: `torch.finfo(dtype).min` (and `iinfo`, `.max`,
+`.eps`, ...) is a Python number, and `torch.tensor(data)` of a number is a 0-d tensor, of a flat
+list of n numbers a 1-d tensor of n — so `torch.where(mask, scores, torch.tensor(min_value))` keeps
+the scores' shape (GPT-2's `_upcast_and_reordered_attn`); `torch.arange(start, end, step)` holds
+as many ints as Python's `range` of the same bounds."""
 
 from __future__ import annotations
 
-from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
+from shape_annotations import BinOp, Const, Polynomial, evaluate_dim, simplify_dim
 
 from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SequenceFact, TensorFact
 from ..analysis.literals import int_value
@@ -81,62 +81,84 @@ def tensor_from_data(interp, args):
     return TensorFact(shape, dtype, framework="torch")
 
 
-_RANGE_BOUNDS = ("start", "end", "step")
-
-
 def arange(interp, args):
-    """`torch.arange(end)`, `(start, end)`, `(start, end, step)` (also by keyword): torch's
-    ceil((end - start) / step) elements, from ints and sizes the run knows; sizes keep their names
-    (`arange(t)` is (t,), `arange(s, s + t)` is (t,)). Any other bound — a float, a value not
-    known — gives a tensor of no known shape."""
-    for name, value in args.keywords.items():
-        if name not in _RANGE_BOUNDS and name != "dtype":
-            interp.eval(value)
-    nodes = dict(zip(_RANGE_BOUNDS[1:] if len(args.positional) == 1 else _RANGE_BOUNDS, args.positional))
-    nodes.update({name: args.keywords[name] for name in _RANGE_BOUNDS if name in args.keywords})
-    if args.starred or len(args.positional) > 3 or "end" not in nodes:
-        for node in nodes.values():
-            interp.eval(node)
-        return TensorFact(None, framework="torch")
-    # each bound evaluated once, in the call's order; `end` as a size (`arange(seq_len)`)
-    bounds = {name: interp.dim_of(node) if name == "end" else _bound(interp, node) for name, node in nodes.items()}
-    start, end, step = bounds.get("start", Const(0)), bounds["end"], bounds.get("step", Const(1))
-    length = _range_length(start, end, step, interp.ctx.settings.sizes)
+    """`torch.arange(end)`, `torch.arange(start, end, step=1)`, bounds positional or by keyword:
+    ceil((end - start) / step) elements, none when that is not positive; int64 unless `dtype`
+    says. A bound that is not a known int (a float, an unknown) leaves the length unknown."""
+    positional, named = list(args.positional), dict(args.keywords)
+    if len(positional) == 1 and "end" not in named:
+        positional.insert(0, None)  # `arange(end)` starts at 0
+    nodes = [positional[i] if i < len(positional) else named.pop(key, None)
+             for i, key in enumerate(("start", "end", "step"))]
+    dtype_node = named.pop("dtype", None)
+    dtype = interp.eval(dtype_node) if dtype_node is not None else None
+    for value in [*positional[3:], *named.values()]:  # device=, requires_grad=
+        interp.eval(value)
+    start = Const(0) if nodes[0] is None else _int_dim(interp, nodes[0])
+    end = None if nodes[1] is None else _literal(nodes[1]) or interp.dim_of(nodes[1])  # dim_of refuses ints < 1
+    step = 1 if nodes[2] is None else _known_int(interp, _int_dim(interp, nodes[2]))
+    length = None if start is None or end is None or not step else _range_length(start, end, step, interp.ctx.settings.sizes)
     if length is None:
         return TensorFact(None, framework="torch")
-    dtype = interp.eval(args.keywords["dtype"]) if "dtype" in args.keywords else None
-    return TensorFact((length,), dtype.dtype if type(dtype) is DTypeFact else "int64", framework="torch")
+    dtype = dtype.dtype if type(dtype) is DTypeFact else (None if dtype_node is not None else "int64")
+    return TensorFact((length,), dtype, framework="torch")
 
 
-def _bound(interp, node):
-    """A start or step as a dim (Const for an int, 0 and negatives included), None when unknown."""
-    literal = int_value(node)
+def _literal(node):
+    value = int_value(node)
+    return None if value is None else Const(value)
+
+
+def _int_dim(interp, node):
+    literal = _literal(node)
     if literal is not None:
-        return Const(literal)
+        return literal
     fact = interp.eval(node)
     if type(fact) is IntFact:
         return Const(fact.value)
     return fact.dim if type(fact) is DimFact else None
 
 
-def _range_length(start, end, step, sizes):
-    """ceil((end - start) / step) for a positive int step; symbolic when the sizes are not bound (a
-    step over 1 kept as a division only where it divides exactly); None when it cannot be told or
-    is no positive count (torch's empty range: no shape a contraction can use)."""
-    if end is None or start is None or type(step) is not Const or step.value < 1:
-        return None
-    span = end if start == Const(0) else simplify_dim(BinOp("-", end, start))
+def _known_int(interp, dim):
+    return None if dim is None else _span(Const(0), dim, interp.ctx.settings.sizes)[1]
+
+
+def _span(start, end, sizes):
+    """(end - start reduced as a polynomial, its value where the sizes bind it): `(3*p + v) - (2*p + v)`
+    is `p`; (None, None) for a dim no polynomial holds (an anonymous `_` from an unpacking) or an
+    atom that does not divide exactly."""
     try:
-        value = evaluate_dim(span, sizes)
-    except Exception:  # noqa: BLE001 - unbound: the symbolic formula
-        value = None
-    if value is not None:
-        count = -(-value // step.value)
-        if count < 1:
+        low, high = Polynomial.from_dim(start), Polynomial.from_dim(end)
+        if low is None or high is None:
+            return None, None
+        span = high - low
+        return span, (None if span.unbound(sizes) else span.evaluate(sizes))
+    except Exception:  # noqa: BLE001 - not a polynomial of known sizes
+        return None, None
+
+
+def _range_length(start, end, step: int, sizes):
+    """len(range(start, end, step)) as a dim: symbolic where the bounds are, a number where it is
+    not positive or not a whole number of steps."""
+    span, value = _span(start, end, sizes)  # value may be negative: a range counting down, or an empty one
+    if span is None and start == Const(0):
+        value = _evaluated(end, sizes)
+    if value is None:  # unbound: the formula holds only for bounds known to be ordered
+        if start != Const(0) or step < 1:
             return None
-        if step.value == 1:
-            return span
-        return Const(count) if value % step.value else simplify_dim(BinOp("//", span, step))
-    if step.value == 1:
-        return span
-    return simplify_dim(BinOp("//", BinOp("+", span, Const(step.value - 1)), step))
+        return end if step == 1 else simplify_dim(BinOp("//", BinOp("+", end, Const(step - 1)), Const(step)))
+    count = -(-value // step)  # ceil(value / step), either sign
+    if count <= 0:
+        return Const(0)
+    if step < 0 or value % step != 0:
+        return Const(count)
+    length = end if start == Const(0) else span.to_dim()  # kept a formula of the dims
+    return length if step == 1 else simplify_dim(BinOp("//", length, Const(step)))
+
+
+def _evaluated(dim, sizes):
+    try:
+        value = evaluate_dim(dim, sizes)
+    except Exception:  # noqa: BLE001 - unbound, or not a size
+        return None
+    return value if isinstance(value, int) else None

@@ -214,6 +214,7 @@ FUNCTION_ROWS = {
     "torch.randn": ("torch.randn(b, s)", "b s", "float32"), "torch.rand": ("torch.rand((s, d))", "s d", "float32"),
     "torch.randn_like": ("torch.randn_like(n)", "s d", "float64"),
     "torch.rand_like": ("torch.rand_like(x, dtype=torch.float16)", "b s d", "float16"),
+    "torch.normal": ("torch.normal(0.0, 0.02, size=(s, d))", "s d", "float32"),
 }
 FUNCTION_ROWS.update({
     **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
@@ -314,6 +315,22 @@ CONFORMANCE_FIX_ROWS = {
 @pytest.mark.parametrize("name", sorted(CONFORMANCE_FIX_ROWS))
 def test_conformance_fix(name):
     _check(CONFORMANCE_FIX_ROWS[name])
+
+
+# `torch.normal`'s overloads: a tensor mean or std (broadcast together), or two numbers and a size.
+NORMAL_ROWS = {
+    "tensor mean": ("torch.normal(x, 1.0)", "b s d", "float32"),
+    "tensor mean and std": ("torch.normal(x[0], x[:, :1])", "b s d", "float32"),
+    "number mean, tensor std": ("torch.normal(0.0, std=x[:, 0])", "b d", "float32"),
+    "numbers and a positional size": ("torch.normal(2.0, 3.0, (s, d))", "s d", "float32"),
+    "numbers, size and dtype": ("torch.normal(mean=0.0, std=0.1, size=(b,), dtype=torch.float16)", "b", "float16"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMAL_ROWS))
+def test_normal_overloads(name):
+    _check(NORMAL_ROWS[name])
+    assert infer("torch.normal(0.0, 1.0)") is None  # two numbers and no size: torch refuses it
 
 
 def test_a_float_number_leaves_an_int_tensor_dtype_unknown():
