@@ -46,15 +46,12 @@ def truth(run, fact):
         except Exception:  # noqa: BLE001 - an unbound dim has no known truth
             return None
         return None if value is None else value != 0
-    if type(fact) is ScalarFact:  # a float the run knows: `beta or 32` keeps a configured 32.0
-        value = run.floats.value(fact)
+    if type(fact) is ScalarFact:  # a float is true when it is not 0.0 (`if config.dropout_p:`, `beta or 32`)
+        value = 0.0 if fact is library_values.ZERO_FLOAT else run.floats.value(fact)
         return None if value is None else value != 0
     decided = decide_literal(fact)
     if decided is not None:
         return decided
-    if type(fact) is ScalarFact:  # a float is true when it is not 0.0 (`if config.dropout_p:`)
-        value = 0.0 if fact is library_values.ZERO_FLOAT else run.floats.value(fact)
-        return None if value is None else value != 0
     if type(fact) in (RegistryRef, TorchFunction, python_values.Partial) or python_values.is_module_value(fact):
         return True
     return None
