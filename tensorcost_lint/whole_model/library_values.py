@@ -239,6 +239,8 @@ def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
     Python calls the first `__init__` of the class chain: one written in a class body, or the one
     `@dataclass` generates — so an undecorated subclass (`class Output(BaseOutput): pass`) builds as
     its dataclass base, with that base's fields (its own annotations are no fields)."""
+    if not _dataclass_first(run, class_ref):
+        return None  # decided on the stdlib trees: a library base (PreTrainedModel) is never parsed by LibCST
     chain = _class_chain(run, class_ref)
     for position, (_, cls) in enumerate(chain):
         if _has_init(cls):
@@ -267,6 +269,27 @@ def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
             value = None
         values.append((name, value))
     return RecordFact(class_ref.node.name.value, values, "ModelOutput" in _base_names(run, class_ref))
+
+
+def _dataclass_first(run, class_ref: ClassRef) -> bool:
+    """Whether the first class of the chain with an `__init__` of its own is a dataclass's, read on
+    the stdlib trees (a class the top level does not define: its own body)."""
+    import ast
+
+    from .inheritance import _chain
+
+    name = class_ref.node.name.value
+    chain = _chain(run, class_ref.source, name)
+    if not chain or chain[0][0] is not class_ref.source or chain[0][1].name != name:
+        return _has_init(class_ref.node) is False and _is_dataclass(class_ref.node)
+    for _, node in chain:
+        if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__" for s in node.body):
+            return False
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if (target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)) == "dataclass":
+                return True
+    return False
 
 
 def _has_init(cls: cst.ClassDef) -> bool:
