@@ -266,8 +266,6 @@ class ModelEvaluator(Evaluator):
             return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         if type(receiver) is ModuleRef:
             return _module_attribute(self.run, receiver, name)
-        if type(receiver) is ModuleFact and receiver.kind in ("linear", "conv") and name == "weight":
-            return self.run.module_weight(receiver, super().attribute_of(receiver, name))
         return super().attribute_of(receiver, name)
 
     def torch_module(self, name: str, args):

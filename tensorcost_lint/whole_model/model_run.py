@@ -79,7 +79,6 @@ class ModelRun:
         self.mode = mode
         self.assume = assume
         self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
-        self.weights: dict = {}  # id(module) -> (module, its weight read as a tensor)
         self.grad_frames: list = []  # per expression being evaluated: the tensors it depends on (or None)
         self.grad_flow = GradientFlow(mode == "training")  # which tensors each one was computed from (gradient_flow)
         self.stack: list = [[]]  # entry lists being filled, innermost last
@@ -122,18 +121,6 @@ class ModelRun:
             if sources:
                 (self.grad_flow.merge if merge else self.grad_flow.derive)(fact, sources)
             flow_into(self.grad_frames, (fact,))
-
-    def module_weight(self, module, fact):
-        """`self.proj.weight` of a linear or convolution module, read as a tensor (`F.linear(x,
-        self.proj.weight)`, a tied head): one parameter however often it is read, needing a gradient
-        as every parameter does in training."""
-        held = self.weights.get(id(module))
-        if held is not None and held[0] is module:
-            return held[1]
-        if type(fact) is TensorFact:
-            self.weights[id(module)] = (module, fact)
-            self.mark(fact)
-        return fact
 
     def parametrised(self, module):
         """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
