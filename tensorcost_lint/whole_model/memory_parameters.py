@@ -69,18 +69,18 @@ class ParameterLedger:
         holds, one fact per tensor (a parameter: it needs a gradient); NONE where the class holds
         none of that name (`nn.Linear(..., bias=False).bias` is None); None when not known."""
         key = self.ties.get((id(module), name), (id(module), name))
-        if key in self.facts:
-            return self.facts[key]
-        entry = self.held.get(key[0])
-        if entry is None or isinstance(entry[1], str):
-            return None
-        found = [tensor for tensor in entry[1] if tensor.name == name]
-        if not found:
-            return NONE if name in ("weight", "bias") else None
-        fact = TensorFact(found[0].shape, found[0].dtype, framework="torch")
-        run.mark(fact)
-        run.storage.mark_parameter(fact)
-        self.facts[key] = fact
+        fact = self.facts.get(key)
+        if fact is None:
+            entry = self.held.get(key[0])
+            if entry is None or isinstance(entry[1], str):
+                return None
+            found = [tensor for tensor in entry[1] if tensor.name == name]
+            if not found:
+                return NONE if name in ("weight", "bias") else None
+            fact = TensorFact(found[0].shape, found[0].dtype, framework="torch")
+            run.storage.mark_parameter(fact)
+            self.facts[key] = fact
+        run.mark(fact)  # each read: a first read under no_grad leaves later ones needing a gradient
         return fact
 
     def constructed(self, run, interp, last: str, args, module):

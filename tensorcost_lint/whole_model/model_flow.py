@@ -254,12 +254,12 @@ class ModelEvaluator(Evaluator):
                 if type(contents) in (ModuleFact, Embedding):  # `class Table(nn.Embedding)`: torch's weight
                     return self.attribute_of(contents, name)
             return value
-        if type(receiver) is ModuleFact and name in ("weight", "bias"):
+        if type(receiver) is ModuleFact and name in ("weight", "bias") or type(receiver) is Embedding and name == "weight":
             held = self.run.parameters.tensor(self.run, receiver, name)  # `self.conv1d.weight.squeeze(1)`
-            if held is not None:
+            if held is not None or type(receiver) is Embedding:
                 return held
         if type(receiver) is Embedding:
-            return self.run.embedding_weight(receiver) if name == "weight" else None
+            return None
         if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
             return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:

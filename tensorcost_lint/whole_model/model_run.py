@@ -98,7 +98,6 @@ class ModelRun:
         self.unfollowed: list = []  # (unit context, call node, reason)
         self.limits: list = []  # (path, line, column, what, reason): where a limit stopped the analysis
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
-        self.embedding_weights: dict = {}  # id(Embedding) -> (embedding, its weight's TensorFact)
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
         self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (python_values.lambda_function)
@@ -127,19 +126,6 @@ class ModelRun:
         if module is not None:
             self.with_parameters[id(module)] = module
         return module
-
-    def embedding_weight(self, embedding: Embedding):
-        """`table.weight` of an nn.Embedding, [num_embeddings, embedding_dim]: one parameter tensor
-        per layer however often the code reads it (a position table indexed by position ids)."""
-        held = self.embedding_weights.get(id(embedding))
-        if held is None or held[0] is not embedding:
-            if embedding.count is None or embedding.dim is None:
-                return None
-            held = (embedding, TensorFact((embedding.count, embedding.dim), None, framework="torch"))
-            self.embedding_weights[id(embedding)] = held
-            self.storage.mark_parameter(held[1])
-        self.mark(held[1])  # each read: a first read under no_grad leaves later ones needing a gradient
-        return held[1]
 
     def has_parameters(self, module) -> bool:
         return self.with_parameters.get(id(module)) is module
@@ -351,9 +337,9 @@ class ModelRun:
                 return Sequential(tuple(v for _, v in items[0].items), None, tuple(k for k, _ in items[0].items))
             return Sequential(items)
         if last == "Embedding":
-            count_node, dim_node = args.get(0, "num_embeddings"), args.get(1, "embedding_dim")
-            count = interp.dim_of(count_node) if count_node is not None else None
-            return Embedding(interp.dim_of(dim_node), count) if dim_node is not None else UNHANDLED
+            dim_node = args.get(1, "embedding_dim")
+            interp.eval(args.get(0, "num_embeddings"))
+            return Embedding(interp.dim_of(dim_node)) if dim_node is not None else UNHANDLED
         return UNHANDLED
 
     def visit(self, module) -> None:

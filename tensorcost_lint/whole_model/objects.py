@@ -60,7 +60,6 @@ class Sequential:
 @dataclass(frozen=True)
 class Embedding:
     dim: object  # DimExpr of embedding_dim
-    count: object = None  # DimExpr of num_embeddings: the weight's rows
 
 
 @dataclass(frozen=True)
