@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shape_annotations import Unknown, same_dim
+from shape_annotations import Unknown, evaluate_dim, same_dim
 
 from . import dtype_rules, shape_ops
 
@@ -139,6 +139,20 @@ Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact
 def operand_framework(operands) -> str | None:
     """The framework of the first operand known to have one (how a method call or `@` is read)."""
     return next((op.framework for op in operands if type(op) is TensorFact and op.framework), None)
+
+
+def known_int(fact, sizes) -> int | None:
+    """The Python int a fact is known to be: an IntFact's value, or a size the declared sizes give;
+    None otherwise."""
+    if type(fact) is IntFact:
+        return fact.value
+    if type(fact) is DimFact:
+        try:
+            value = evaluate_dim(fact.dim, sizes)
+        except Exception:  # noqa: BLE001 - an unbound dim is not a known int
+            return None
+        return value if isinstance(value, int) else None
+    return None
 
 
 def merge_dims(a, b, sizes):

@@ -8,7 +8,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
 
 from . import shape_ops
-from .facts import DimFact, IntFact, ScalarFact, SequenceFact, TensorFact
+from .facts import DimFact, IntFact, ScalarFact, SequenceFact, TensorFact, known_int
 from .literals import int_value
 
 
@@ -73,16 +73,8 @@ def _int_bound(interp, node):
     literal = int_value(node)
     if literal is not None:
         return literal
-    fact = interp.eval(node)
-    if type(fact) is IntFact:
-        return fact.value
-    if type(fact) is DimFact:
-        try:
-            value = evaluate_dim(fact.dim, interp.ctx.settings.sizes)
-        except Exception:  # noqa: BLE001 - a size not declared
-            return _UNKNOWN
-        return value if isinstance(value, int) else _UNKNOWN
-    return _UNKNOWN
+    value = known_int(interp.eval(node), interp.ctx.settings.sizes)
+    return _UNKNOWN if value is None else value
 
 
 def _strided_slice(interp, dim, node: cst.Slice):

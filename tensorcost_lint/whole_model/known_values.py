@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from shape_annotations import Const, evaluate_dim
+from shape_annotations import Const
 
-from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import python_values
@@ -62,17 +62,9 @@ def index_pairs(items, start: int = 0) -> tuple:
 
 def int_of(run, fact):
     """The Python int a fact is known to be, or None (a bool counts as its int, as in Python)."""
-    if type(fact) is IntFact:
-        return fact.value
     if type(fact) is BoolFact:
         return int(fact.value)
-    if type(fact) is DimFact:
-        try:
-            value = evaluate_dim(fact.dim, run.sizes)
-        except Exception:  # noqa: BLE001 - an unbound dim is not a known int
-            return None
-        return value if isinstance(value, int) else None
-    return None
+    return known_int(fact, run.sizes)
 
 
 def zero_float(node: cst.Float):
