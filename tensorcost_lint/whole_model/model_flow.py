@@ -736,10 +736,7 @@ class ModelFlow(FunctionFlow):
             body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
-        entry_env = dict(body_env)
-        with self.run_.collecting(repeat.entries), self.run_.in_loop(count):
-            body_env = self._block(node.body, body_env)
-        repeat.carried = self.run_.storage.carried(entry_env, body_env)
+        entry_env, body_env = self._pass(node, repeat, body_env, count)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
             # through a parameter): the first iteration costs what it did, the rest cost more
@@ -747,13 +744,10 @@ class ModelFlow(FunctionFlow):
             repeat.count = Const(1)
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
-            entry_env = dict(body_env)
-            with self.run_.collecting(rest.entries), self.run_.in_loop(count):
-                body_env = self._block(node.body, body_env)
-            rest.carried = self.run_.storage.carried(entry_env, body_env)
+            entry_env, body_env = self._pass(node, rest, body_env, count)
             repeat = rest
-        changed = known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)
-        if count is not None and changed is not None:  # `repeat.count`: the passes left (count - 1 after a split)
+        changed = None if count is None else known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)
+        if changed is not None:  # `repeat.count`: the passes left (count - 1 after a split)
             body_env = self._pass_by_pass(node, element, repeat.count, repeat, body_env, changed)
         else:
             self.run_.add(repeat)
@@ -763,6 +757,14 @@ class ModelFlow(FunctionFlow):
         if node.orelse is not None:
             merged = self._block(node.orelse.body, merged)
         self._set_env(merged)
+
+    def _pass(self, node, repeat: Repeat, body_env: dict, loop_count) -> tuple[dict, dict]:
+        """One run of the loop body, its entries into `repeat`: (the env it found, the env it left)."""
+        entry_env = dict(body_env)
+        with self.run_.collecting(repeat.entries), self.run_.in_loop(loop_count):
+            body_env = self._block(node.body, body_env)
+        repeat.carried = self.run_.storage.carried(entry_env, body_env)
+        return entry_env, body_env
 
     def _pass_by_pass(self, node, element, count, first: Repeat, body_env: dict, changed: str) -> dict:
         """A loop whose carried value changes shape (`h = torch.cat([h, y], 1)`) costs each pass as it
@@ -780,11 +782,8 @@ class ModelFlow(FunctionFlow):
             return body_env
         for done in range(1, trips):
             self._with_env(body_env).assign(node.target, element, None)
-            entry_env = dict(body_env)
             one = Repeat(Const(1), [])
-            with self.run_.collecting(one.entries), self.run_.in_loop(Const(1)):
-                body_env = self._block(node.body, body_env)
-            one.carried = self.run_.storage.carried(entry_env, body_env)
+            entry_env, body_env = self._pass(node, one, body_env, Const(1))
             if known_iteration.reshaped_carry(entry_env, body_env, sizes) is None:
                 one.count = Const(trips - done)  # a pass that keeps the shapes: the rest are the same
                 self.run_.add(one)
