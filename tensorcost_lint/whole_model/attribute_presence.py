@@ -98,7 +98,13 @@ def unknown_call(interp, func, args, pure) -> None:
                 method in NN_MODULE_ATTRIBUTES and method not in _ADDING_METHODS or _holds_value(run, receiver, method)):
             handed.append(receiver)
     handed.extend(interp.eval(node) for node in [*args.positional, *args.keywords.values()] if pure(node, interp.env))
-    for value in handed:
+    mark_handed(run, handed)
+
+
+def mark_handed(run, values) -> None:
+    """Objects given to a call the run does not follow (or the items of a list given): their
+    attributes may no longer be all the run has seen."""
+    for value in values:
         items = getattr(value, "items", None)
         for one in (value, *(items if type(items) is tuple else ())):
             if type(one) is SelfFact:

@@ -9,6 +9,8 @@ copy of the mapping is not reported as unread."""
 
 from __future__ import annotations
 
+from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry
+
 
 class RecordedSizes(dict):
     """The dim sizes of a run, remembering the names looked up (present or not)."""
@@ -68,8 +70,6 @@ _MAX_WALKED = 200_000  # entries walked: a bound on a hostile run
 
 
 def _recorded_names(entries, reads: set, walked: list) -> None:
-    from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry
-
     for entry in entries:
         walked[0] += 1
         if walked[0] > _MAX_WALKED:

@@ -31,7 +31,23 @@ def packages_read(files) -> dict:
     return dict(sorted(found.items()))
 
 
+# site folder -> (its mtime, import name -> version): read once per process while the folder is
+# unchanged (an install or upgrade rewrites it), not at every model run a `check` makes
+_READ: dict = {}
+
+
 def _versions(site: Path) -> dict:
+    try:
+        stamp = site.stat().st_mtime_ns
+    except OSError:
+        return {}
+    held = _READ.get(site)
+    if held is None or held[0] != stamp:
+        held = _READ[site] = (stamp, _read_versions(site))
+    return held[1]
+
+
+def _read_versions(site: Path) -> dict:
     versions = {}
     try:
         folders = sorted(p for p in site.iterdir() if p.name.endswith(".dist-info"))[:MAX_DIST_INFO]

@@ -16,7 +16,7 @@ from shape_annotations import Const
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, known_floats, known_math, python_values
+from . import attribute_presence, call_binding, known_floats, known_math, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -459,8 +459,8 @@ def call_of_call(interp, node: cst.Call, args):
     single = len(args.positional) == 1 and not args.keywords and not args.starred
     if single and python_values.is_module_value(callee):  # `getattr(self, f"{kind}_proj")(x)`
         return interp.run.apply_module(interp, node, callee, interp.eval(args.positional[0]))
-    handed = [interp.eval(value) for value in [*args.positional, *args.keywords.values()]]
-    interp.run.incomplete_objects.update(id(value) for value in handed if type(value) is SelfFact)
+    attribute_presence.mark_handed(interp.run, [interp.eval(value) for value in [*args.positional,
+                                                                                  *args.keywords.values()]])
     if callee is None or python_values.is_module_value(callee):  # its cost is unknown: say so
         interp.run.not_followed(interp.ctx, node, "the callee is the result of a call the run cannot read")
     return None

@@ -87,7 +87,7 @@ def model_json(result, hardware_id: str) -> dict:
                           "expression": expression, "reason": reason}
                          for path, line, column, expression, reason in result.not_followed],
         # Contract 7a: dims given in `dims` or `--dim` that nothing in the run reads
-        "warnings": list(getattr(result, "warnings", [])),
+        "warnings": list(result.warnings),
         # Contract 7a: installed packages whose source the run read, with their versions
         "packages_read": packages_read(result.files),
     }
