@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             build_errors[model_type] = f"{type(error).__name__}: {error}"
     built = [m for m in chosen if m in references]
     disagree = [m for m in built if m in team and any(
-        references[m][mode] != team[m].get(f"{mode}_flops") for mode in zoo.MODES)]
+        zoo.plain_flop_counter_mode(references[m], mode) != team[m].get(f"{mode}_flops") for mode in zoo.MODES)]
 
     records, codes, stderr, seconds = {}, set(), "", 0.0
     with tempfile.TemporaryDirectory() as folder:

@@ -95,7 +95,24 @@ def _strided_slice(interp, dim, node: cst.Slice):
     numerator = simplify_dim(BinOp("+", dim, Const(step - 1 - start)))
     if type(numerator) is Const:  # Python's floor, not the exact division a reshape needs
         return Const(numerator.value // step)
-    return numerator if step == 1 else BinOp("//", numerator, Const(step))
+    if step == 1:
+        return numerator
+    split = _multiple_plus_constant(simplify_dim(dim), step)
+    if split is not None:  # `gate_up[..., ::2]` of 2*i: floor((2*i + 1) / 2) is i for any integer i
+        quotient, constant = split
+        return simplify_dim(BinOp("+", quotient, Const((constant + step - 1 - start) // step)))
+    return BinOp("//", numerator, Const(step))
+
+
+def _multiple_plus_constant(dim, step: int):
+    """(q, s) with dim = step*q + s for a dim `c*x` or `c*x + s` whose factor c is a multiple of step."""
+    constant = 0
+    if type(dim) is BinOp and dim.op in ("+", "-") and type(dim.right) is Const:
+        constant = dim.right.value if dim.op == "+" else -dim.right.value
+        dim = dim.left
+    if type(dim) is BinOp and dim.op == "*" and type(dim.left) is Const and dim.left.value % step == 0:
+        return simplify_dim(BinOp("*", Const(dim.left.value // step), dim.right)), constant
+    return None
 
 
 def _bounded_slice(interp, dim, node: cst.Slice):

@@ -219,6 +219,18 @@ def _index_select(interp, receiver, args):
     return _dim_replaced(receiver, args.get(0, "dim"), length)
 
 
+def _gather(interp, receiver, args):
+    """`x.gather(dim, index)` (and `torch.gather(x, dim, index)`): the index's shape, x's dtype."""
+    interp.eval(args.get(0, "dim"))
+    index = interp.eval(args.get(1, "index"))
+    for name, value in args.keywords.items():
+        if name not in ("dim", "index"):
+            interp.eval(value)  # sparse_grad
+    if type(index) is not TensorFact:
+        return receiver.with_shape(None)
+    return receiver.with_shape(index.shape)
+
+
 def _movedim(interp, receiver, args):
     source, destination = args.get(0, "source"), args.get(1, "destination")
     _eval_all(interp, args)
@@ -293,7 +305,8 @@ METHODS = {
     "nanmean": reduction(dtype_rules.same, dtype_keyword=True),
     **{name: reduction(_to_int64) for name in ("argmax", "argmin", "count_nonzero")},
     "max": _extreme, "min": _extreme,
-    "rot90": _rot90, "narrow": _narrow, "select": _select, "index_select": _index_select, "movedim": _movedim,
+    "rot90": _rot90, "narrow": _narrow, "select": _select, "index_select": _index_select, "gather": _gather,
+    "movedim": _movedim,
     "moveaxis": _movedim, "ravel": _ravel, "tile": _tile,
 }
 # torch.NAME(input, ...) is input.NAME(...) for these (the in-place forms are methods only)

@@ -59,6 +59,15 @@ class LinearWeightRank(ShapeProblem):
 
 
 @dataclass(frozen=True)
+class GroupedRanks(ShapeProblem):
+    """`grouped_mm` takes rows [S, K] with weights [G, K, N], or two 3-D operands."""
+
+    lhs: tuple
+    rhs: tuple
+    fails = True
+
+
+@dataclass(frozen=True)
 class AttentionRanks(ShapeProblem):
     layout: str  # "bhsd": ranks differ; "bshd": not all four-dimensional
     shapes: tuple

@@ -61,14 +61,17 @@ def _topk(interp, receiver, args):
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     k = int_value(k_node) if k_node is not None else None
+    # `topk(probs, self.top_k)`: k is any size the code knows (a dim), not only a literal
+    k_dim = (Const(k) if k >= 0 else None) if k is not None else \
+        interp.dim_of(k_node) if k_node is not None else None
     dim = -1 if dim_node is None else int_value(dim_node)
     shape = receiver.shape
-    position = None if shape is None or dim is None or k is None or k < 0 else shape_ops.axis(dim, len(shape))
+    position = None if shape is None or dim is None or k_dim is None else shape_ops.axis(dim, len(shape))
     if shape is not None and not shape:
         position = None  # a 0-d input has no dim to pick along
     if position is None:
         return _with_indices(receiver.with_shape(None))
-    return _with_indices(receiver.with_shape(tuple(shape[:position]) + (Const(k),) + tuple(shape[position + 1:])))
+    return _with_indices(receiver.with_shape(tuple(shape[:position]) + (k_dim,) + tuple(shape[position + 1:])))
 
 
 def _ternary(first: str, second: str):

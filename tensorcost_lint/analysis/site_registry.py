@@ -26,7 +26,9 @@ FUNCTION, METHOD, OPERATOR, MODULE = "function", "method", "operator", "module"
 #   einsum/einops  the subscripts or pattern written in the call
 #   dot_general    lax.dot_general's literal dimension numbers
 #   attention      fused attention in `layout`, costed as QKᵀ and PV with no scores materialized
-MODELS = ("matmul", "mm", "bmm", "dot", "linear", "contraction", "einsum", "einops", "dot_general", "attention")
+#   grouped_mm     rows [S, K] sorted by group against one [K, N] matrix of each group: [G, K, N]
+MODELS = ("matmul", "mm", "bmm", "dot", "linear", "contraction", "einsum", "einops", "dot_general", "attention",
+          "grouped_mm")
 ACCUMULATION_KEYWORDS = ("preferred_element_type", "out_dtype", "dtype")
 
 
@@ -89,6 +91,9 @@ SITES: tuple[SiteSpec, ...] = (
     *(SiteSpec(f"torch.nn.functional.conv{rank}d", FUNCTION, "convolution", "contraction", "torch", (0, 1),
                ("input", "weight"), subscripts=subscripts)
       for rank, subscripts in ((1, "ncyi,oci->noy"), (2, "ncyxij,ocij->noyx"), (3, "nczyxijk,ocijk->nozyx"))),
+    # mixture-of-experts kernels: each row meets one expert's matrix (`offs` ends each expert's rows)
+    _torch("nn.functional.grouped_mm", "grouped_mm", keywords=("mat_a", "mat_b")),
+    _torch("_grouped_mm", "grouped_mm", keywords=("self", "mat2")),
     SiteSpec("numpy.matmul", FUNCTION, "matmul", "matmul", "numpy"),
     SiteSpec("numpy.dot", FUNCTION, "matmul", "dot", "numpy"),
     SiteSpec("jax.numpy.matmul", FUNCTION, "matmul", "matmul", "jax"),

@@ -22,6 +22,7 @@ from .problems import (
     DimensionNumbers,
     EinsumBroadcast,
     EinsumContractError,
+    GroupedRanks,
     LinearWeightRank,
     OperandsMisfit,
     RankMismatch,
@@ -202,6 +203,24 @@ def model_attention(query: tuple, key: tuple, value: tuple, sizes, layout: str) 
                       problems, model.undecided, attention=True, operands=model.operands)
 
 
+def model_grouped_mm(lhs: tuple, rhs: tuple, sizes) -> SiteShapes:
+    """`F.grouped_mm(rows [S, K], weights [G, K, N], offs=ends)`: the rows come sorted by group and
+    each meets its group's [K, N] matrix, so the FLOPs are one [S, K] @ [K, N] matmul's (2·S·K·N,
+    whatever the split) and the view reads one group's matrix — a lower bound on the weights'
+    traffic, which is all G matrices when every group has rows. Both operands 3-D is a batch of
+    groups (`gmk,gkn->gmn`). Two 2-D operands (the weight gradient's form, [K, S] @ [S, N] into
+    [G, K, N]) are not modelled."""
+    if len(lhs) == 2 and len(rhs) == 3:
+        model = model_einsum("sk,kn->sn", [lhs, rhs[1:]], sizes)
+    elif len(lhs) == 3 and len(rhs) == 3:
+        model = model_einsum("gmk,gkn->gmn", [lhs, rhs], sizes)
+    else:
+        return SiteShapes(problems=(GroupedRanks(tuple(lhs), tuple(rhs)),))
+    problems = tuple(OperandsMisfit("grouped_mm", p) if p.fails else p for p in model.problems)
+    return SiteShapes(model.inputs, model.output, model.dims, model.output_shape, model.broadcast,
+                      problems, model.undecided, operands=model.operands)
+
+
 def _contraction(spec, shapes, sizes, literal, strict):
     """A call that is a fixed einsum (`torch.addbmm`: "bij,bjk->ik"); a misfit is a contraction
     mismatch of that call, as torch reports it, not an einsum contract error."""
@@ -226,4 +245,5 @@ SHAPE_MODELS = {
     "dot_general": lambda spec, shapes, sizes, literal, strict: model_dot_general(
         *shapes, literal["contracting"], literal["batch"], sizes),
     "attention": lambda spec, shapes, sizes, literal, strict: model_attention(*shapes, sizes, spec.layout),
+    "grouped_mm": lambda spec, shapes, sizes, literal, strict: model_grouped_mm(*shapes, sizes),
 }

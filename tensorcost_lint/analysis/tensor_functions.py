@@ -140,16 +140,6 @@ def _diff(interp, args):
     return source.with_shape(tuple(source.shape[:axis]) + (length,) + tuple(source.shape[axis + 1:]))
 
 
-def _gather(interp, args):
-    """`torch.gather(x, dim, index)`: the index's shape, the input's dtype."""
-    source = interp.eval(args.get(0, "input"))
-    interp.eval(args.get(1, "dim"))
-    index = interp.eval(args.get(2, "index"))
-    if type(source) is not TensorFact or type(index) is not TensorFact:
-        return None
-    return TensorFact(index.shape, source.dtype, framework=source.framework)
-
-
 def _sequence_of_tensors(interp, node):
     fact = interp.eval(node)
     if type(fact) is SequenceFact and all(type(i) is TensorFact for i in fact.items):
@@ -322,7 +312,6 @@ FUNCTIONS = {
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),
     "torch.nn.functional.embedding": _embedding,
-    "torch.gather": _gather,
     "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
     "torch.diff": _diff, "numpy.diff": _diff, "jax.numpy.diff": _diff,
     "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),

@@ -7,6 +7,7 @@ from ..analysis.problems import (
     ContractionMismatch,
     DimensionNumbers,
     EinsumContractError,
+    GroupedRanks,
     LinearWeightRank,
     OperandsMisfit,
     RankMismatch,
@@ -54,7 +55,7 @@ class MatmulContractionMismatch(Rule):
     references = (_TORCH_MATMUL,
                   "[numpy.matmul](https://numpy.org/doc/stable/reference/generated/numpy.matmul.html)")
     facts = (RankMismatch, ScalarOperand, ContractionMismatch, UnequalBatches, LinearWeightRank, AttentionRanks,
-             DimensionNumbers, OperandsMisfit)
+             DimensionNumbers, OperandsMisfit, GroupedRanks)
     _WORDS = {
         RankMismatch: lambda f: f"torch.{f.function} expects {f.rank}-D operands, got {shape_text(f.lhs)} and "
                                 f"{shape_text(f.rhs)}",
@@ -66,6 +67,8 @@ class MatmulContractionMismatch(Rule):
         DimensionNumbers: lambda f: ("dot_general dimension number out of range" if f.out_of_range
                                      else "dot_general contracting/batch dims differ in count"),
         OperandsMisfit: _misfit_text,
+        GroupedRanks: lambda f: (f"grouped_mm takes rows [S, K] with weights [G, K, N], or two 3-D operands; got "
+                                 f"{shape_text(f.lhs)} and {shape_text(f.rhs)}"),
     }
 
     def message(self, fact, sizes) -> str:

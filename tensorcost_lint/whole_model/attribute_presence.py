@@ -21,7 +21,7 @@ import ast
 from ..analysis.facts import SelfFact
 from ..analysis.imports import ast_dotted_name
 from .inheritance import _chain
-from .objects import BoolFact
+from .objects import BoolFact, ClassRef
 
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "object"})
 
@@ -46,7 +46,11 @@ share_memory state_dict to to_empty train training type xpu zero_grad
 
 
 def has_attribute(run, owner, name: str):
-    """BoolFact(True/False) for `hasattr(owner, name)`, or None when the run cannot tell."""
+    """BoolFact(True/False) for `hasattr(owner, name)`, or None when the run cannot tell. `owner` is
+    an object the run built or a class of the tree (`hasattr(experts_class, "_apply_gate")` in a
+    class decorator)."""
+    if type(owner) is ClassRef:
+        return _class_has(run, owner.source, owner.node.name.value, name)
     if type(owner) is not SelfFact:
         return None
     if name in owner.attributes:
@@ -54,13 +58,22 @@ def has_attribute(run, owner, name: str):
     instance = run.instances.get(id(owner))
     if instance is None:
         return None
-    chain = _chain(run, instance.source, instance.class_name)
-    if not chain or chain[0][0] is not instance.source or chain[0][1].name != instance.class_name:
+    verdict = _class_has(run, instance.source, instance.class_name, name)
+    if verdict is not None and not verdict.value and id(owner) in run.incomplete_objects:
+        return None
+    return verdict
+
+
+def _class_has(run, source, class_name: str, name: str):
+    """True when a class of the chain defines `name` or a decorator wrote it on one; False when the
+    chain is all in the tree down to nn.Module and none does; else None."""
+    chain = _chain(run, source, class_name)
+    if not chain or chain[0][0] is not source or chain[0][1].name != class_name:
         return None
     names_in_chain = {node.name for _, node in chain}
     closed, module = True, False
     for home, node in chain:
-        if _class_defines(node, name):
+        if _class_defines(node, name) or name in run.class_patches.get((home.path, node.name), {}):
             return BoolFact(True)
         for base in node.bases:
             if isinstance(base, ast.Name) and base.id in names_in_chain:
@@ -71,7 +84,7 @@ def has_attribute(run, owner, name: str):
             closed = closed and resolved in _MODULE_BASES  # else an outside base, or a torch layer's own
     if module and name in NN_MODULE_ATTRIBUTES:
         return BoolFact(True)
-    if not closed or id(owner) in run.incomplete_objects or name.startswith("__") and name.endswith("__"):
+    if not closed or name.startswith("__") and name.endswith("__"):
         return None
     return BoolFact(False)
 

@@ -262,7 +262,7 @@ def builtin_call(interp, node: cst.Call, args):
         return _int_of(interp, args.positional[0])
     if name == "hasattr" and len(args.positional) == 2 and not args.keywords:
         owner, attribute = (interp.eval(value) for value in args.positional)
-        if type(owner) is SelfFact and type(attribute) is StringFact:
+        if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
             return attribute_presence.has_attribute(run, owner, attribute.value)
         if owner is CONFIG and type(attribute) is StringFact and run.config_values:
             return BoolFact(library_values.config_has(run, attribute.value))

@@ -17,7 +17,7 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, choices, decisions, expressions, known_builtins, known_floats, known_iteration, \
+from . import attribute_presence, choices, class_decorators, decisions, expressions, known_builtins, known_floats, known_iteration, \
     known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -263,7 +263,10 @@ class ModelEvaluator(Evaluator):
         if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
             return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:
-            return python_values.static_method(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
+            patched = class_decorators.patched_member(self.run, receiver.source, receiver.node.name.value, name)
+            if patched is not None:
+                return patched
+            return python_values.class_function(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
         if type(receiver) is ModuleRef:
             return _module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)
@@ -558,6 +561,12 @@ class ModelFlow(FunctionFlow):
     def assign(self, target, fact, value_node) -> None:
         if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
             return  # `kwargs['k'] = v` on a known dict
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            receiver = self.env.get(target.value.value)
+            if type(receiver) is ClassRef:  # `experts_class.forward = forward` in a class decorator
+                key = class_decorators.class_key(receiver.source, receiver.node.name.value)
+                self.run_.class_patches.setdefault(key, {})[target.attr.value] = fact
+                return
         super().assign(target, fact, value_node)
         self.run_.parameters.tie(self.evaluator, target, value_node)  # `a.weight = b.weight`
 

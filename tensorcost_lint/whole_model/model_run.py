@@ -20,7 +20,7 @@ from ..analysis.context import Recorder
 from ..analysis.cst_parse import parse_module
 from ..analysis.function_flow import is_static
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, choices, library_layers, python_values
+from . import call_binding, choices, class_decorators, library_layers, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
 from .inheritance import find_method, owner_of, torch_base
@@ -107,6 +107,7 @@ class ModelRun:
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
+        self.class_patches: dict = {}  # (file, class) -> attributes its decorators wrote (class_decorators)
         self.storage = StorageTracker(self)  # which tensors share memory (retained bytes)
         self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
@@ -115,7 +116,8 @@ class ModelRun:
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact, sources=None, merge: bool = False) -> None:
         """`fact` needs a gradient, computed from `sources` (gradient_flow: what the backward reaches)."""
-        if self.mode == "training" and type(fact) is TensorFact and not self.no_grad:
+        if self.mode == "training" and type(fact) is TensorFact and not self.no_grad \
+                and fact.dtype not in _NO_GRADIENT_DTYPES:
             self.grad[id(fact)] = fact
             if sources:
                 (self.grad_flow.merge if merge else self.grad_flow.derive)(fact, sources)
@@ -233,7 +235,7 @@ class ModelRun:
             home, value = found
             value_node = _parse_assignment(home, value)
             if value_node is not None:
-                evaluator = ModelEvaluator(home.ctx, {}, run=self, source=home)
+                evaluator = self.module_evaluator(home)
                 self.building += 1
                 try:
                     with self.collecting([]):
@@ -241,6 +243,10 @@ class ModelRun:
                 finally:
                     self.building -= 1
         return self.module_values[key]
+
+    def module_evaluator(self, source):
+        """An evaluator at the top level of `source` (a class decorator, a module-level value)."""
+        return ModelEvaluator(source.ctx, {}, run=self, source=source)
 
     # -- objects -----------------------------------------------------------------------------------
     def instance(self, self_fact) -> Instance | None:
@@ -250,6 +256,9 @@ class ModelRun:
         instance = self.instance(self_fact)
         if instance is None:
             return None
+        patched = class_decorators.patched_member(self, instance.source, instance.class_name, name)
+        if patched is not None:
+            return class_decorators.bound(patched, instance)
         found = find_method(self, instance.source, instance.cls, name)
         return None if found is None else FunctionRef(found[0], found[1], instance)
 
@@ -259,6 +268,10 @@ class ModelRun:
         if instance is None:
             return None
         after = owner_of(self, instance, super_ref.method)
+        patched = class_decorators.patched_member(self, instance.source, instance.class_name, name, after) \
+            if after is not None else None
+        if patched is not None:
+            return class_decorators.bound(patched, instance)
         found = find_method(self, instance.source, instance.cls, name, after) if after is not None else None
         return None if found is None else FunctionRef(found[0], found[1], instance)
 
@@ -474,6 +487,12 @@ class ModelRun:
     def call_function(self, interp, node, function: FunctionRef, args):
         unknown_with_grad: set = set()
         positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        if function.bound is None and positional and type(positional[0]) is SelfFact \
+                and self.instance(positional[0]) is not None and _first_parameter(function.node) == "self":
+            # `original_init(self, config)`: a method read from its class, called with the object
+            function = FunctionRef(function.source, function.node, self.instance(positional[0]), function.closure)
+            positional = positional[1:]
+            unknown_with_grad = {i - 1 if type(i) is int else i for i in unknown_with_grad if i != 0}
         return self._invoke(function, positional, keywords, node, frozenset(unknown_with_grad))
 
     def call_torch_function(self, interp, node, function, args):
@@ -517,7 +536,10 @@ class ModelRun:
         self_fact = SelfFact({})
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
-        found = find_method(self, source, cls, "__init__")  # its own, or the one it inherits
+        found, closure = find_method(self, source, cls, "__init__"), None  # its own, or the one it inherits
+        patched = class_decorators.patched_member(self, source, cls.name.value, "__init__")
+        if type(patched) is FunctionRef:  # `@use_experts_implementation`'s __init__ wrapping the class's
+            found, closure = (patched.source, patched.node), patched.closure
         if found is not None and self.building >= MAX_BUILD_NESTING:
             self.limit_at(FunctionRef(found[0], found[1]), f"{cls.name.value}()",
                           f"constructors nested more than {MAX_BUILD_NESTING} deep: not built (a recursive build)")
@@ -530,7 +552,8 @@ class ModelRun:
             limits = len(self.limits)
             try:
                 with self.collecting([]):  # building costs nothing we count
-                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims)
+                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims,
+                                       closure)
             finally:
                 self.building -= 1
                 self.build_calls = calls
@@ -683,6 +706,10 @@ class ModelRun:
         return decide(self, interp, node)
 
 
+# torch lets only floating and complex tensors need a gradient: topk's indices, argmax, comparisons and
+# the ids sorted from them never do, whatever they were computed from
+_NO_GRADIENT_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"})
+
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad")
 
 
@@ -795,6 +822,11 @@ class _Same:
 
     def __hash__(self) -> int:
         return id(self.fact)
+
+
+def _first_parameter(function: cst.FunctionDef) -> str | None:
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
 
 
 def _key(value):

@@ -76,8 +76,10 @@ def library_class(interp, node):
     return Partial(name, None, (), ())
 
 
-def static_method(run, class_ref, name: str):
-    """A `@staticmethod` read from its class (a factory such as TransformerLens' `MLPFactory`)."""
+def class_function(run, class_ref, name: str):
+    """A function read from its class, as Python reads it: a `@staticmethod` (a factory such as
+    TransformerLens' `MLPFactory.create_mlp`) or a plain method (`original_init = cls.__init__`, called
+    later with the object); a `@classmethod` or a property is not a plain function (None)."""
     from ..analysis.imports import dotted_name
     from .inheritance import find_method
 
@@ -85,8 +87,9 @@ def static_method(run, class_ref, name: str):
     if found is None:
         return None
     source, method = found
-    static = any(dotted_name(d.decorator) == "staticmethod" for d in method.decorators)
-    return FunctionRef(source, method) if static else None
+    if any(dotted_name(d.decorator) in ("classmethod", "property") for d in method.decorators):
+        return None
+    return FunctionRef(source, method)
 
 
 _CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")

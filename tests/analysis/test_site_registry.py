@@ -74,6 +74,13 @@ ROWS = {
                         einsum_cost("bsd,bdf->sf", (2, 3, 4), (2, 4, 5))),  # FlopCounterMode does not count addbmm
     "torch.nn.functional.linear": Row(torch_fn(f'{X}, w: Float[Tensor, "f d"]', "F.linear(x, w)"),
                                       counted(lambda: torch.nn.functional.linear(_meta(2, 3, 4), _meta(5, 4)))),
+    # FlopCounterMode counts no `_grouped_mm`: each of the s rows meets one group's [d, f] matrix
+    "torch.nn.functional.grouped_mm": Row(
+        torch_fn('a: Float[Tensor, "s d"], v: Float[Tensor, "b d f"], offs: Float[Tensor, "b"]',
+                 "F.grouped_mm(a, v, offs=offs)"), einsum_cost("sd,df->sf", (3, 4), (4, 5))),
+    "torch._grouped_mm": Row(
+        torch_fn('a: Float[Tensor, "b s d"], v: Float[Tensor, "b d f"]', "torch._grouped_mm(a, v)"),
+        einsum_cost("bsd,bdf->bsf", (2, 3, 4), (2, 4, 5))),
     "x.matmul": Row(torch_fn(f"{X}, {W}", "x.matmul(w)"), counted(lambda: _meta(2, 3, 4).matmul(_meta(4, 5)))),
     "x.mm": Row(torch_fn(f'a: Float[Tensor, "s d"], {W}', "a.mm(w)"), counted(lambda: _meta(3, 4).mm(_meta(4, 5)))),
     "x.bmm": Row(torch_fn(f'{X}, v: Float[Tensor, "b d f"]', "x.bmm(v)"),

@@ -108,6 +108,7 @@ METHOD_ROWS.update({
     "max": ("x.max(1)", ("b d", "b d")), "min": ("x.min()", "", "float32"),
     "rot90": ("x.rot90(1, (1, 2))", "b d s"), "narrow": ("x.narrow(1, 0, 3)", "b 3 d"),
     "select": ("x.select(1, 0)", "b d"), "index_select": ("x.index_select(1, torch.zeros(3, dtype=torch.long))", "b 3 d"),
+    "gather": ("x.gather(1, x.long()[:, :2])", "b 2 d"),
     "movedim": ("x.movedim(0, -1)", "s d b"), "moveaxis": ("x.moveaxis((0, 1), (1, 0))", "s b d"),
     "ravel": ("x.ravel()", "b*s*d"), "tile": ("x[0].tile(2, 1, 1)", "2 s d"),
     "negative": ("x.negative()", "b s d", "float32"), "cfloat": ("x.cfloat()", "b s d", "complex64"),

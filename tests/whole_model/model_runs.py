@@ -24,13 +24,30 @@ def model_record(tmp_path, capsys, dims: dict, entry: str, inputs: dict, mode: s
     return json.loads(capsys.readouterr().out)["models"][0]
 
 
-def counted_flops(model, *inputs, training: bool) -> int:
-    """FlopCounterMode's total for one forward on `inputs` and, training, the backward of the
-    output's sum (model.train(training): dropout and other mode switches as the mode says)."""
+def grouped_mm_flop(a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+    """FLOPs of `aten._grouped_mm` (FlopCounterMode has no formula for it, so counts it as 0): every
+    row of the grouped operand meets exactly one group's matrix (the offsets cover it), so it costs
+    what one matmul of those shapes costs — 2·M·K·N; a batch of groups (both operands 3-D) 2·G·M·K·N.
+    The backward runs `_grouped_mm` for both gradients, counted by the same formula."""
+    if len(a_shape) == 3 and len(b_shape) == 3:
+        return 2 * a_shape[0] * a_shape[1] * a_shape[2] * b_shape[2]
+    return 2 * a_shape[-2] * a_shape[-1] * b_shape[-1]
+
+
+def flop_counter():
+    """FlopCounterMode with the formula for the grouped matmul of mixture-of-experts layers."""
+    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
+    return FlopCounterMode(display=False, custom_mapping={torch.ops.aten._grouped_mm: grouped_mm_flop})
+
+
+def counted_flops(model, *inputs, training: bool) -> int:
+    """FlopCounterMode's total (with flop_counter's grouped-matmul formula) for one forward on
+    `inputs` and, training, the backward of the output's sum (model.train(training): dropout and
+    other mode switches as the mode says)."""
     model.train(training)
-    with FlopCounterMode(display=False) as counter:
+    with flop_counter() as counter:
         out = model(*inputs)
         if training:
             out.sum().backward()

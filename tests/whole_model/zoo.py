@@ -3,8 +3,8 @@
 of the running model as the reference, and one `tensorcost model` run over every entry.
 
 The reference side imports torch and transformers (it runs the model); the tensorcost side reads the
-installed transformers source as text, with no `assume` but the attention implementation the
-reference ran."""
+installed transformers source as text, with no `assume` but the kernels the reference ran (eager
+attention; grouped-matmul experts)."""
 
 from __future__ import annotations
 
@@ -66,23 +66,33 @@ def model_class_name(model_type: str) -> str:
 
 
 def reference_flops(model_type: str, config) -> dict[str, int]:
-    """FlopCounterMode's totals of the running model: inference under no_grad, training = forward
-    and backward of `logits.float().sum()`."""
+    """FlopCounterMode's totals of the running model (with model_runs.flop_counter's formula for the
+    grouped matmul of mixture-of-experts layers, which FlopCounterMode alone counts as 0): inference
+    under no_grad, training = forward and backward of `logits.float().sum()`."""
     import torch
     import transformers
-    from torch.utils.flop_counter import FlopCounterMode
+
+    from tests.whole_model.model_runs import flop_counter
 
     torch.manual_seed(0)
     model = getattr(transformers, model_class_name(model_type))(config)
     ids = torch.randint(3, 100, (BATCH, SEQ))
     model.eval()
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+    with torch.no_grad(), flop_counter() as inference:
         model(input_ids=ids)
-    inference = counter.get_total_flops()
     model.train()
-    with FlopCounterMode(display=False) as counter:
+    with flop_counter() as training:
         model(input_ids=ids).logits.float().sum().backward()
-    return {"inference": inference, "training": counter.get_total_flops()}
+    grouped = torch.ops.aten._grouped_mm
+    return {"inference": inference.get_total_flops(), "training": training.get_total_flops(),
+            # what the formula added: FlopCounterMode alone (the team's figures) counts the rest
+            "grouped_mm": {"inference": inference.get_flop_counts()["Global"].get(grouped, 0),
+                           "training": training.get_flop_counts()["Global"].get(grouped, 0)}}
+
+
+def plain_flop_counter_mode(reference: dict, mode: str) -> int:
+    """The reference as FlopCounterMode alone counts it (no grouped-matmul formula): the team's protocol."""
+    return reference[mode] - reference["grouped_mm"][mode]
 
 
 def model_source(model_type: str) -> Path:
@@ -91,6 +101,14 @@ def model_source(model_type: str) -> Path:
 
     module = inspect.getmodule(getattr(transformers, model_class_name(model_type)))
     return Path(inspect.getfile(module))
+
+
+# The kernels the reference ran, chosen at run time by the environment, not by the program: eager
+# attention (set on the config), and for mixture-of-experts layers the grouped-matmul experts
+# (transformers' default where torch has `grouped_mm`) run by torch's kernel (`_can_use_grouped_mm`
+# checks the device and torch's version). Nothing else is assumed.
+_RUNTIME_CHOICES = ("'self.config._attn_implementation': eager, 'self.config._experts_implementation': grouped_mm, "
+                    "'_can_use_grouped_mm(input, weight, offs)': true")
 
 
 def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
@@ -107,7 +125,7 @@ def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
             entries.append(
                 f"  {model_type}--{mode}: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
                 f"dims_from: {model_type}/config.json, mode: {mode}, "
-                f"assume: {{'self.config._attn_implementation': eager}}}}\n")
+                f"assume: {{{_RUNTIME_CHOICES}}}}}\n")
     path = folder / "tensorcost.yaml"
     path.write_text(f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\n"
                     f"source_roots: ['{transformers_source().as_posix()}']\n"  # the installed package, by opt-in
