@@ -105,10 +105,12 @@ def model_source(model_type: str) -> Path:
 
 # The kernels the reference ran, chosen at run time by the environment, not by the program: eager
 # attention (set on the config), and for mixture-of-experts layers the grouped-matmul experts
-# (transformers' default where torch has `grouped_mm`) run by torch's kernel (`_can_use_grouped_mm`
-# checks the device and torch's version). Nothing else is assumed.
+# (transformers' default where torch has `grouped_mm`) run by torch's kernel: `_can_use_grouped_mm`
+# checks the device and torch's version, `hasattr(torch.nn.functional, "grouped_mm")` the version
+# (torch 2.13 has it). Nothing else is assumed.
 _RUNTIME_CHOICES = ("'self.config._attn_implementation': eager, 'self.config._experts_implementation': grouped_mm, "
-                    "'_can_use_grouped_mm(input, weight, offs)': true")
+                    "'_can_use_grouped_mm(input, weight, offs)': true, "
+                    "'hasattr(torch.nn.functional, \"grouped_mm\")': true")
 
 
 def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
