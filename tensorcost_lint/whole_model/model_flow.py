@@ -504,6 +504,7 @@ class ModelFlow(FunctionFlow):
         self.source = source
         self.state = state or FlowState()
         self.side_raised = False  # the branch side run last ended by `raise`
+        self.continuation = None  # entries of the side of an undecided `if` that did not return
         self.evaluator = ModelEvaluator(ctx, env, autocast, run=run, source=source)
 
     def _with_env(self, env: dict, autocast=None) -> "ModelFlow":
@@ -512,13 +513,22 @@ class ModelFlow(FunctionFlow):
 
     def run(self, statements) -> None:
         budget = self.run_.budget
-        for statement in statements:
+        statements = list(statements)
+        for position, statement in enumerate(statements):
             if self.state.returned:
                 return
             if not budget.spend("steps"):  # bounded work: the rest of the run is cut, and listed
                 self.run_.budget_cut(self.ctx, statement, "steps")
                 return
+            self.continuation = None
             self.statement(statement)
+            if self.continuation is not None:
+                # `if cond: return a` undecided: what follows runs only on the side that did not
+                # return, so its entries are that side's, not added to both (the Choice's max)
+                continuation, self.continuation = self.continuation, None
+                with self.run_.collecting(continuation):
+                    self.run(statements[position + 1:])
+                return
 
     def statement(self, node) -> None:
         if isinstance(node, cst.FunctionDef):
@@ -694,8 +704,10 @@ class ModelFlow(FunctionFlow):
             self.run_.note_undecided(self.ctx.code(node.test))
             if then_returned and not else_returned:
                 env = else_env
+                self.continuation = else_entries
             elif else_returned and not then_returned:
                 env = then_env
+                self.continuation = then_entries
             else:
                 env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes,
                                   " ".join(self.ctx.code(node.test).split()))
