@@ -68,6 +68,9 @@ def tensor_from_data(interp, args):
         shape, items = (), (data,)
     elif type(data) is SequenceFact and data.items and all(type(item) in _NUMBERS for item in data.items):
         shape, items = (Const(len(data.items)),), data.items
+    elif type(data) is SequenceFact and not data.items or getattr(data, "runs", None) == [] and \
+            getattr(data, "unknown", True) is False:  # `torch.tensor([])` (an empty list): one dim of size 0
+        shape, items = (Const(0),), (ScalarFact(),)
     else:
         return TensorFact(None, framework="torch")
     if type(dtype_fact) is DTypeFact:
