@@ -88,6 +88,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         if name not in parameters:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
     returned = run._invoke(function, [], keywords, None)
+    run.returned = returned  # what the forward returns: the cache a prefill keeps (kv_cache.py)
     if entry.mode == "training":
         # the backward runs only what the output needs
         run.grad_flow.prune(returned, run.stack[0], not run.unfollowed and not run.limits)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..analysis.facts import SelfFact, TensorFact
+from .storage import Layout, Storage
 
 
 @dataclass
@@ -28,6 +29,7 @@ class _Pass:
     stop: int
     # id(sequence) -> (sequence, the item read): one per list the pass read by the index
     read: dict = field(default_factory=dict)
+    differed: bool = False  # a list read by the index held different items over the range
 
 
 class LoopIndices:
@@ -51,6 +53,10 @@ class LoopIndices:
             self.running.pop()
             self.done.append(record)
 
+    def discard(self, index) -> None:
+        """The passes of `index` leave nothing to copy (a build's, read again index by index)."""
+        self.done = [record for record in self.done if record.index is not index]
+
     def finish(self, index, run) -> None:
         """The loop over the list built with `index` is done: each item read for a range stands for
         the items of that range (their attributes become its)."""
@@ -64,8 +70,10 @@ class LoopIndices:
                     continue
                 for other in sequence.items[record.start + 1:record.stop]:
                     if type(other) is SelfFact and other is not item:
-                        other.attributes.clear()  # its own tensors, of the same shapes (other storages)
-                        other.attributes.update({name: _own(value) for name, value in item.attributes.items()})
+                        storages: dict = {}  # its own tensors, laid out as the item's (views sharing one storage)
+                        other.attributes.clear()
+                        other.attributes.update({name: _own(run, value, storages)
+                                                 for name, value in item.attributes.items()})
         self.done = kept
 
     def pick(self, run, sequence, key):
@@ -77,13 +85,26 @@ class LoopIndices:
             return record.read[id(sequence)][1]
         items = sequence.items[record.start:record.stop]
         if len(items) > 1 and not _alike(run, items):
+            record.differed = True  # a build reading it is built index by index (ModelRun.build_container)
             return None
         record.read[id(sequence)] = (sequence, items[0])
         return items[0]
 
 
-def _own(value):
-    return TensorFact(value.shape, value.dtype, value.origin, value.framework) if type(value) is TensorFact else value
+def _own(run, value, storages: dict):
+    """Another execution's tensor like `value`: a new fact in a new storage of the same size, shared
+    by the tensors that share `value`'s (k and v, views of one qkv projection, stay one storage)."""
+    if type(value) is not TensorFact:
+        return value
+    copy = TensorFact(value.shape, value.dtype, value.origin, value.framework)
+    layout = run.storage.layout(value)
+    if layout is not None:
+        storage = storages.get(id(layout.storage))
+        if storage is None:
+            storage = storages[id(layout.storage)] = Storage(layout.storage.numel, layout.storage.dtype,
+                                                             layout.storage.parameter)
+        run.storage._set(copy, Layout(storage, layout.sizes, layout.strides))
+    return copy
 
 
 def _alike(run, items) -> bool:

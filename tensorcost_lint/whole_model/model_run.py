@@ -31,6 +31,8 @@ from .objects import Called, Embedding, FunctionRef, Instance, ModuleDict, Modul
     Visit
 from .known_floats import FloatValues
 from .loop_indices import LoopIndices
+from .known_values import int_fact
+from .objects import known_count
 from .optional_values import MaybeNone, join_optional
 from .memory_activations import SavedOps
 from .memory_parameters import ParameterLedger
@@ -119,6 +121,7 @@ class ModelRun:
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
         self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
         self.loop_indices = LoopIndices()  # the passes of loops over lists built with an index
+        self.returned = None  # the entry's return value, once it has run
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact, sources=None, merge: bool = False) -> None:
@@ -313,8 +316,16 @@ class ModelRun:
                 if count is None:  # over a known tuple: each item built (known_iteration), or unknown
                     return python_values.list_value(interp.eval(value))
                 scope = python_values.range_scope(interp, loop.target)
-                item = scope.eval(value.elt)
                 index = scope.env.get(loop.target.value) if isinstance(loop.target, cst.Name) else None
+                trips = known_count(count, self.sizes) if index is not None else None
+                with self.loop_indices.covering(index, 0, trips or 0) as covered:
+                    item = scope.eval(value.elt)
+                self.loop_indices.discard(index)
+                if covered is not None and covered.differed and trips <= python_values.MAX_UNROLLED:
+                    # the item picks from a list by its index (`config.layer_types[i]`) whose items differ:
+                    # built index by index, as Python builds it, each layer its own
+                    return ModuleList(tuple(interp.with_env({**interp.env, loop.target.value: int_fact(i)})
+                                            .eval(value.elt) for i in range(trips)))
                 return ModuleList((item,), count, index)
             fact = interp.eval(value)
             if type(fact) is python_values.GrowingList:  # a copy: later appends to the list are not its
