@@ -229,6 +229,8 @@ class ModelEvaluator(Evaluator):
             return torch_values.limit_attribute(name)
         if type(receiver) is TensorFact and name == "ndim":
             return known_values.rank(receiver)  # `'b j d' if k.ndim == 3 else 'b h j d'`
+        if type(receiver) is TensorFact and name == "device":
+            return torch_values.DEVICE
         if receiver is CONFIG:
             return library_values.config_attribute(self.run, name)
         if type(receiver) is RecordFact:

@@ -20,6 +20,16 @@ class NumericLimits:
 
 
 NUMERIC_LIMITS = NumericLimits()
+
+
+class Device:
+    """`x.device`: a torch device, which device the run does not know; a value, never a tensor (a
+    cache layer's `self.device = key_states.device` holds no memory the run must count)."""
+
+    __slots__ = ()
+
+
+DEVICE = Device()
 LIMITS_FUNCTIONS = frozenset({"torch.finfo", "torch.iinfo"})
 # The run models eager execution, the one FlopCounterMode counts: no compiler, exporter, tracer or
 # graph capture is active, so torch's own checks for them are false (transformers' `is_tracing`,

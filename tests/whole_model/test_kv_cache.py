@@ -67,3 +67,30 @@ def test_no_cache_returned_is_no_figure(tmp_path, capsys):
     config = SmallConfig(d_model=16, n_layers=2, n_heads=2, vocab_size=37, max_positions=64, use_cache=False)
     memory = _record(tmp_path, capsys, config)["totals"]["memory"]
     assert memory["kv_cache"] is None and "no cache object" in memory["unknown"]["kv_cache"]
+
+
+@pytest.mark.parametrize("model_type", ["trocr", "cpmant"])
+def test_the_kv_cache_of_transformers_models_is_their_dynamic_cache(tmp_path, model_type):
+    """transformers models of the zoo that build their `DynamicCache(config=self.config)` in the
+    forward: the prefill's kv_cache is the bytes the returned cache object's tensors hold."""
+    transformers = pytest.importorskip("transformers")
+    from tests.whole_model import zoo
+
+    config = zoo.tiny_config(model_type)
+    torch.manual_seed(0)
+    model = getattr(transformers, zoo.model_class_name(model_type))(config).eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.randint(3, 100, (zoo.BATCH, zoo.SEQ)))
+    returned = [value for value in out.values() if value is not None and not isinstance(value, torch.Tensor)
+                and hasattr(value, "__dict__")]  # the objects the output holds: its cache
+    assert returned
+    expected = sum(held_storage_bytes(value) for value in returned)
+    path = zoo.write_zoo_config(tmp_path, [model_type])
+    lines = [line.replace("--inference:", "--prefill:").replace("mode: inference", "mode: prefill")
+             for line in path.read_text().splitlines(keepends=True) if "--training:" not in line]
+    path.write_text("".join(lines))
+    code, records, stderr = zoo.run_tensorcost(path)
+    assert code == 0, stderr
+    record = records[f"{model_type}--prefill"]
+    assert record["complete"]
+    assert record["totals"]["memory"]["kv_cache"] == expected, record["totals"]["memory"]["unknown"]
