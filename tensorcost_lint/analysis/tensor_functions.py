@@ -156,6 +156,9 @@ def _join(kind: str, dim_keywords=("dim", "axis")):
         dim = 0 if dim_node is None else int_value(dim_node)
         if not tensors or dim is None:
             return None
+        if kind == "cat" and len(tensors) > 1:  # torch.cat skips 1-d empty tensors (`torch.tensor([])`)
+            kept = [t for t in tensors if t.shape != (Const(0),)]
+            tensors = kept or tensors[:1]
         shapes = [t.shape for t in tensors]
         shape = (shape_ops.concatenate if kind == "cat" else shape_ops.stack)(shapes, dim, interp.ctx.settings.sizes)
         dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None

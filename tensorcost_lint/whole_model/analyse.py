@@ -7,7 +7,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..analysis.facts import TensorFact
+from ..analysis.facts import CONFIG, TensorFact
+from .config_objects import bind_root_config
 from .dim_reads import RecordedSizes, unread_warnings
 from .library_values import config_class_values
 from .memory_totals import MemoryTotals, memory_totals
@@ -55,7 +56,10 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
-        run.config_names, run.config_defaults = config_class_values(run.tree, source)
+        bind_root_config(run, source)  # the config is an instance of its class: its methods and properties run
+        found = run.instance(CONFIG)
+        run.config_names, run.config_defaults = config_class_values(
+            run.tree, source, None if found is None else (found.source, found.class_name))
     parts = entry.qualname.split(".")
     definition = source.definitions.get(parts[0])
     if definition is None:
@@ -84,6 +88,7 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         if name not in parameters:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
     returned = run._invoke(function, [], keywords, None)
+    run.returned = returned  # what the forward returns: the cache a prefill keeps (kv_cache.py)
     if entry.mode == "training":
         # the backward runs only what the output needs
         run.grad_flow.prune(returned, run.stack[0], not run.unfollowed and not run.limits)

@@ -29,7 +29,10 @@ def decide(run, interp, node):
         inner = decide(run, interp, node.expression)
         return None if inner is None else not inner
     if isinstance(node, cst.BooleanOperation):
-        left, right = decide(run, interp, node.left), decide(run, interp, node.right)
+        left = decide(run, interp, node.left)
+        if left is isinstance(node.operator, cst.Or):  # short-circuit: Python never evaluates the right
+            return left
+        right = decide(run, interp, node.right)
         if isinstance(node.operator, cst.And):
             return False if False in (left, right) else (True if left and right else None)
         return True if True in (left, right) else (False if left is False and right is False else None)
@@ -79,6 +82,11 @@ def decide_values(run, operator, left, left_node, right, right_node):
         contained = _contains(left, right)
         return None if contained is None else contained == isinstance(operator, cst.In)
     symbol = _COMPARE.get(type(operator))
+    if symbol in ("==", "!=") and NONE in (left, right):  # `decoder == encoder` with one left None
+        other = right if left is NONE else left
+        if other is NONE or type(other) in (BoolFact, StringFact, DimFact, IntFact, ScalarFact):
+            return (other is NONE) == (symbol == "==")  # None equals only None (plain values' __eq__)
+        return None
     values = [_number(n) if _number(n) is not None else _value(run, f)
               for n, f in ((left_node, left), (right_node, right))]
     if symbol is None or None in values:
@@ -126,7 +134,12 @@ def _value(run, fact):
 
 
 def _contains(item, container):
-    """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings."""
+    """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
+    `True in is_full` of known bools."""
+    if type(item) in (BoolFact, IntFact) and type(container) is SequenceFact:
+        if all(type(i) in (BoolFact, IntFact, StringFact) or i is NONE for i in container.items):
+            return known_values.plain_value(item) in [known_values.plain_value(i) for i in container.items]
+        return None
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

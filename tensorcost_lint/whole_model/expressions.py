@@ -251,7 +251,7 @@ def builtin_call(interp, node: cst.Call, args):
         if type(fact) is MappingFact:
             return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
         if type(fact) is SequenceFact:
-            return DimFact(Const(len(fact.items))) if fact.items else None
+            return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
         if type(fact) is ModuleList:
             return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
         return None

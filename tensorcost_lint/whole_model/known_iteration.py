@@ -11,7 +11,7 @@ import libcst as cst
 from ..analysis import tensor_functions
 from ..analysis.facts import SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import python_values
+from . import class_members, python_values
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
 from .library_objects import MappingFact
 from .objects import known_count
@@ -46,7 +46,7 @@ def comprehension(interp, node):
 def _expand(interp, node, loops, env, results) -> bool:
     loop, rest = loops[0], loops[1:]
     scope = interp.with_env(dict(env))
-    items = items_of(scope.eval(loop.iter))
+    items = items_of(class_members.protocol_items(scope, scope.eval(loop.iter)))
     if items is None or len(items) > MAX_ITEMS:
         _walk_unknown(interp, node, loops, env)
         return False

@@ -162,6 +162,10 @@ def subscript(interp, node: cst.Subscript):
         index = _known_int_index(interp, part.value)
         if index is None and type(value) is SequenceFact and items and _same_items(items):
             return items[0]  # `config.layer_types[i]` of a loop's unknown i: every item is the same string
+        if index is None and type(value) is SequenceFact and items:
+            picked = interp.run.loop_indices.pick(interp.run, value, interp.eval(part.value))
+            if picked is not None:  # `self.layers[layer_idx]` in a pass over the layers (loop_indices)
+                return picked
         if index is None or not -len(items) <= index < len(items):
             return UNHANDLED
         return items[index]
@@ -214,6 +218,12 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
         return _unknown_change(interp, func, name, args)
     if name == "copy" and not args.positional:
         return sequence
+    if name == "index" and len(args.positional) == 1:  # `is_full.index(True)` of known plain items
+        value = interp.eval(args.positional[0])
+        if _plain(value) and all(_plain(item) for item in sequence.items):
+            values = [plain_value(item) for item in sequence.items]
+            return int_fact(values.index(plain_value(value))) if plain_value(value) in values else None
+        return None
     if name == "pop" and len(args.positional) <= 1:
         index = int_of(interp.run, interp.eval(args.positional[0])) if args.positional else -1
         if index is None or not -len(sequence.items) <= index < len(sequence.items):
@@ -232,6 +242,16 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
             _rebind(interp, func.value, SequenceFact(sequence.items + tuple(added)))
         return NONE
     return _unknown_change(interp, func, name, args)
+
+
+def _plain(value) -> bool:
+    """A value whose equality the facts decide: a bool, a small int, a string, None."""
+    return value is NONE or type(value) in (BoolFact, IntFact, StringFact)
+
+
+def plain_value(value):
+    """The Python value of a plain fact (`_plain`), compared as Python compares (False == 0)."""
+    return None if value is NONE else value.value
 
 
 def _unknown_change(interp, func, name: str, args):

@@ -9,6 +9,7 @@ import libcst as cst
 from shape_annotations import Const, Sym
 
 from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from . import class_members
 from .library_objects import IntFact, MappingFact, RecordFact
 from .objects import NONE, BoolFact, ClassRef
 from .torch_values import TRACING_TYPES
@@ -47,15 +48,18 @@ def json_fact(name: str, value, sizes, floats=None):
     return None
 
 
-def config_class_values(tree, source) -> tuple[dict, dict]:
+def config_class_values(tree, source, config_class=None) -> tuple[dict, dict]:
     """(attribute_map, class-level defaults) of the config classes a file imports (`from
     .configuration_gpt2 import GPT2Config`) and their bases: GPT-2's `config.hidden_size` is its
     `n_embd`; a field config.json leaves out (`chunk_size_feed_forward: int = 0` in
-    `PreTrainedConfig`) has its class default."""
+    `PreTrainedConfig`) has its class default. With `config_class` ((file, name): the class of the
+    JSON's model_type, config_objects), that class and its bases first."""
     import ast
 
     aliases, defaults = {}, {}
     pending = [(source, name) for name in source.from_imports if name.endswith("Config")]
+    if config_class is not None:
+        pending.insert(0, config_class)
     seen = set()
     while pending and len(seen) < 32:
         home, name = pending.pop(0)
@@ -76,7 +80,7 @@ def config_class_values(tree, source) -> tuple[dict, dict]:
             elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
                     and isinstance(statement.value, ast.Constant):
                 defaults.setdefault(statement.target.id, statement.value.value)
-            elif isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+            elif isinstance(statement, ast.FunctionDef) and statement.name in ("__init__", "__post_init__"):
                 for name, value in _init_defaults(statement).items():
                     defaults.setdefault(name, value)
     return aliases, defaults
@@ -95,18 +99,32 @@ def _init_defaults(init) -> dict:
                        if isinstance(d, ast.Constant)})
     found = {}
     for statement in init.body:
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value  # `self._x: bool | None = kwargs.pop(...)`
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        else:
             continue
-        target, value = statement.targets[0], statement.value
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
             continue
         if isinstance(value, ast.Name) and value.id in parameters:
             found[target.attr] = parameters[value.id]
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
                 and len(value.args) == 2 and all(isinstance(a, ast.Constant) for a in value.args) \
-                and value.args[0].value == target.attr:
-            found[target.attr] = value.args[1].value
+                and isinstance(value.args[0].value, str):
+            key = value.args[0].value  # `self._output_attentions = kwargs.pop("output_attentions", False)`
+            found[target.attr] = value.args[1].value if key == target.attr else Popped(key, value.args[1].value)
     return found
+
+
+class Popped:
+    """An attribute a config's constructor sets from another keyword (`self._x = kwargs.pop("x",
+    default)`): config.json's `x` when it holds it, else the default."""
+
+    __slots__ = ("key", "default")
+
+    def __init__(self, key: str, default) -> None:
+        self.key, self.default = key, default
 
 
 def config_attribute(run, name: str, default=_MISSING):
@@ -120,18 +138,34 @@ def config_attribute(run, name: str, default=_MISSING):
     values = run.config_values
     if name not in values:
         name = run.config_names.get(name, name)
-    if name in values:
+    if name in values:  # what `to_dict()` wrote of the attribute: its value, a property's too
         return json_fact(name, values[name], run.sizes, run.floats)
+    instance = run.instances.get(id(CONFIG))
+    if instance is not None:  # a property of its class runs (it wins over class attributes, as in Python)
+        found = class_members.read_property(run, instance, name, _MISSING)
+        if found is not _MISSING:
+            return found
     if name in run.config_defaults and values:
-        return json_fact(name, run.config_defaults[name], run.sizes, run.floats)
+        default = run.config_defaults[name]
+        if type(default) is Popped:
+            return json_fact(default.key, values.get(default.key, default.default), run.sizes, run.floats)
+        return json_fact(name, default, run.sizes, run.floats)
+    if instance is not None:
+        method = run.method_of(CONFIG, name)  # `config.get_text_config`: bound to the config
+        if method is not None:
+            return method
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))
 
 
 def config_has(run, name: str) -> bool:
-    """`hasattr(config, name)` for a config read from config.json and its class."""
-    return name in run.config_values or name in run.config_defaults or run.config_names.get(name) in run.config_values
+    """`hasattr(config, name)` for a config read from config.json and its class (a field, a class
+    attribute, a method or property of its class chain)."""
+    if name in run.config_values or name in run.config_defaults or run.config_names.get(name) in run.config_values:
+        return True
+    instance = run.instances.get(id(CONFIG))
+    return instance is not None and class_members.class_binds(run, instance, run.config_names.get(name, name))
 
 
 def getattr_call(run, interp, args):
@@ -147,7 +181,8 @@ def getattr_call(run, interp, args):
         return None
     if owner is CONFIG:
         field = name.value if name.value in run.config_values else run.config_names.get(name.value, name.value)
-        if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values:
+        if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values \
+                and not config_has(run, field):
             return interp.eval(args.positional[2])
         if has_default:
             interp.walk(args.positional[2])
@@ -156,6 +191,16 @@ def getattr_call(run, interp, args):
         if has_default:
             interp.walk(args.positional[2])
         return owner.attributes[name.value]
+    if type(owner) is SelfFact and run.instance(owner) is not None:  # its class's attribute, property, method
+        found = interp.attribute_of(owner, name.value)
+        if found is not None or class_members.class_binds(run, run.instance(owner), name.value):
+            if has_default:
+                interp.walk(args.positional[2])
+            return found
+        if has_default:
+            from .attribute_presence import has_attribute
+            if has_attribute(run, owner, name.value) == BoolFact(False):
+                return interp.eval(args.positional[2])
     if type(owner) is RecordFact:
         found = owner.attribute(name.value)
         return found if found is not None or not has_default else interp.eval(args.positional[2])
@@ -165,6 +210,7 @@ def getattr_call(run, interp, args):
 
 
 _TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
+_NOT_INT = ("tuple", "list", "dict", "str", "float", "slice")  # builtin types no int is an instance of
 
 
 def isinstance_decision(interp, args):
@@ -177,6 +223,8 @@ def isinstance_decision(interp, args):
     names = [interp.ctx.settings.imports.resolve(n) or (n.value if isinstance(n, cst.Name) else None) for n in nodes]
     if value is NONE:
         return False if all(n is not None and n not in ("NoneType", "type(None)") for n in names) else None
+    if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
+        return class_members.is_instance(interp, value, nodes)
     if type(value) is TensorFact:
         if any(n in _TENSOR_TYPES for n in names):
             return True
@@ -184,13 +232,15 @@ def isinstance_decision(interp, args):
             return False  # an eager tensor is no tracing proxy (`isinstance(x, torch.fx.Proxy)`)
         return False if all(n in ("int", "float", "bool", "str", "tuple", "list", "dict") for n in names) else None
     if type(value) is IntFact:
-        return True if "int" in names else (False if all(n in _TENSOR_TYPES for n in names) else None)
+        if "int" in names:
+            return True
+        return False if all(n in _TENSOR_TYPES or n in _NOT_INT for n in names) else None
     if type(value) in (DimFact, ScalarFact, BoolFact, StringFact):
         if all(n in _TENSOR_TYPES for n in names):
             return False
         if type(value) is DimFact and "int" in names:
             return True
-        if type(value) is DimFact and all(n in ("tuple", "list", "dict", "str", "float") for n in names):
+        if type(value) is DimFact and all(n in _NOT_INT for n in names):
             return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`
         if type(value) is StringFact:
             return "str" in names

@@ -13,7 +13,8 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   follow the copy's dtype unless `precision.optimizer_states` names one.
 - activations (training): every storage autograd saves, at the end of the forward
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
-- kv_cache, peak: not computed yet (null, with the reason). `peak_lower_bound` is what the step
+- kv_cache (prefill): the tensors the cache object the forward returns holds, by storage (kv_cache.py);
+  null in the other modes. peak: not computed yet (null, with the reason). `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
   the end of the forward; the contractions' saved tensors where the activations are unknown) and
   the gradients (all live at the end of the backward). A device smaller than it cannot run the step.
@@ -28,6 +29,7 @@ from shape_annotations import Polynomial, ShapeError
 
 from .memory_activations import approximate_sites, saved_activations
 from .memory_parameters import count_parameters
+from .kv_cache import kv_cache_bytes
 
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "master_weights", "activations", "kv_cache", "peak")
 STEP_BYTES = 4  # torch keeps an optimizer's `step` as a float32 scalar tensor per parameter (not capturable)
@@ -36,7 +38,7 @@ _MAX = 2**63 - 1
 _NOT_YET = {
     "activations": "the tensors that ops other than contractions and attention save for backward are not "
                    "modelled yet (totals.peak_retained_bytes counts the contractions' and attention's)",
-    "kv_cache": "reading the KV cache the model's own cache code builds is not implemented yet",
+    "kv_cache": "the KV cache is a serving figure: computed in mode prefill",
 }
 
 
@@ -132,6 +134,13 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     for name, reason in _NOT_YET.items():
         result.values[name] = None
         result.reasons[name] = reason
+    if entry.mode == "prefill":  # the cache the forward returns (kv_cache.py)
+        value, formula, reason = kv_cache_bytes(run, run.returned, sizes, default_dtype, settings.cache_dtype)
+        result.values["kv_cache"], result.formulas["kv_cache"] = value, formula
+        if reason is None:
+            result.reasons.pop("kv_cache")
+        else:
+            result.reasons["kv_cache"] = reason
     if not unknown_parameters:
         _per_module(result, "parameters", {path: _value(poly, sizes) for path, poly in module_parameters.items()})
     if training:

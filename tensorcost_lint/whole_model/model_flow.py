@@ -17,7 +17,8 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, choices, class_decorators, decisions, expressions, known_builtins, known_floats, known_iteration, \
+from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, known_builtins, \
+    known_floats, known_iteration, \
     known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -229,6 +230,8 @@ class ModelEvaluator(Evaluator):
             return torch_values.limit_attribute(name)
         if type(receiver) is TensorFact and name == "ndim":
             return known_values.rank(receiver)  # `'b j d' if k.ndim == 3 else 'b h j d'`
+        if type(receiver) is TensorFact and name == "device":
+            return torch_values.DEVICE
         if receiver is CONFIG:
             return library_values.config_attribute(self.run, name)
         if type(receiver) is RecordFact:
@@ -246,6 +249,13 @@ class ModelEvaluator(Evaluator):
                 return BoolFact(self.run.mode == "training")
             value = super().attribute_of(receiver, name)
             if value is None and name not in receiver.attributes:
+                instance = self.run.instance(receiver)
+                if instance is not None:  # `self.head_dim` of a `@property`: its getter runs
+                    found = class_members.read_property(self.run, instance, name, UNHANDLED)
+                    if found is UNHANDLED:  # `is_sliding = False` in the class body
+                        found = class_members.class_constant(self.run, instance, name, UNHANDLED)
+                    if found is not UNHANDLED:
+                        return found
                 method = self.run.method_of(receiver, name)
                 if method is not None:
                     return method
@@ -334,7 +344,8 @@ class ModelEvaluator(Evaluator):
                 known = known_values.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
                 if known is not UNHANDLED:
                     return known
-            if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG:
+            if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
+                    and run.method_of(CONFIG, func.attr.value) is None:
                 return UNHANDLED  # a method of a value: the transfer tables read it
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
             receiver = self.eval(func.value)
@@ -487,7 +498,7 @@ def _plain_index(index, env) -> bool:
     if isinstance(index.value, (cst.Integer, cst.SimpleString)):
         return True
     return isinstance(index.value, cst.Name) and env is not None and \
-        type(env.get(index.value.value)) in (DimFact, IntFact, StringFact)
+        type(env.get(index.value.value)) in (DimFact, IntFact, StringFact, ScalarFact)  # an int of unknown value too
 
 
 class FlowState:
@@ -720,9 +731,11 @@ class ModelFlow(FunctionFlow):
         if isinstance(node, cst.For):
             enumerated = expressions.enumerated(node.iter, self.env)  # `for i, layer in enumerate(self.h)`
             iterated = self.evaluator.eval(enumerated if enumerated is not None else node.iter)
+            iterated = class_members.protocol_items(self.evaluator, iterated)  # a Sequence class of the tree
             if type(iterated) is python_values.GrowingList:
                 iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
+            index = None  # the int a repeated module list was built with (loop_indices)
             if python_values.unrollable(iterated):
                 items = iterated.items if enumerated is None else known_values.index_pairs(iterated.items)
                 python_values.unrolled_loop(self, node, items)
@@ -734,7 +747,7 @@ class ModelFlow(FunctionFlow):
                 return
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
-                    element, count = iterated.items[0], iterated.count
+                    element, count, index = iterated.items[0], iterated.count, iterated.index
                 elif iterated.items and all(i is iterated.items[0] for i in iterated.items):
                     element, count = iterated.items[0], Const(len(iterated.items))
             elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) \
@@ -746,7 +759,7 @@ class ModelFlow(FunctionFlow):
                 indexed = known_iteration.indexed_items(node, element if enumerated is not None else None, count,
                                                         self.ctx.settings.sizes)
                 if indexed is not None:
-                    python_values.unrolled_loop(self, node, indexed)
+                    python_values.unrolled_loop(self, node, indexed, index if enumerated is not None else None)
                     return
             if enumerated is not None:
                 element = SequenceFact((None, element)) if element is not None else None
@@ -754,24 +767,37 @@ class ModelFlow(FunctionFlow):
             self._with_env(body_env).assign(node.target, element, None)
         else:
             self.evaluator.eval(node.test)
-            body_env, count, reason = dict(self.env), None, "while loop: trip count is not known statically"
+            body_env, count, reason, index = dict(self.env), None, "while loop: trip count is not known statically", None
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
-        entry_env, body_env = self._pass(node, repeat, body_env, count)
+        indices = self.run_.loop_indices
+        trips = known_count(count, self.ctx.settings.sizes) if index is not None else None
+        index = index if trips else None  # a pass stands for executions [start, stop) of a known count
+        offset = 0
+        with indices.covering(index, 0, trips or 0) as covered:
+            entry_env, body_env = self._pass(node, repeat, body_env, count)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
             # through a parameter): the first iteration costs what it did, the rest cost more
             rest = Repeat(simplify_dim(BinOp("-", count, Const(1))), [])
             repeat.count = Const(1)
+            if covered is not None:
+                covered.stop = 1
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
-            entry_env, body_env = self._pass(node, rest, body_env, count)
+            offset = 1
+            with indices.covering(index, 1, trips or 0) as covered:
+                entry_env, body_env = self._pass(node, rest, body_env, count)
             repeat = rest
         changed = None if count is None else known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)
         if changed is not None:  # `repeat.count`: the passes left (count - 1 after a split)
-            body_env = self._pass_by_pass(node, element, repeat.count, repeat, body_env, changed)
+            if covered is not None:
+                covered.stop = covered.start + 1
+            body_env = self._pass_by_pass(node, element, repeat.count, repeat, body_env, changed, index, offset)
         else:
             self.run_.add(repeat)
+        if index is not None:
+            indices.finish(index, self.run_)
         # a loop over n >= 1 modules runs its body: what it leaves is the body's env
         known = count is not None and _at_least_one(count, self.ctx.settings.sizes)
         merged = body_env if known else merge_sides(self.run_, self.env, body_env, self.ctx.settings.sizes)
@@ -787,7 +813,8 @@ class ModelFlow(FunctionFlow):
         repeat.carried = self.run_.storage.carried(entry_env, body_env)
         return entry_env, body_env
 
-    def _pass_by_pass(self, node, element, count, first: Repeat, body_env: dict, changed: str) -> dict:
+    def _pass_by_pass(self, node, element, count, first: Repeat, body_env: dict, changed: str,
+                      index=None, offset: int = 0) -> dict:
         """A loop whose carried value changes shape (`h = torch.cat([h, y], 1)`) costs each pass as it
         runs: the first pass once, then each further pass from what the one before left, until a pass
         leaves the shapes it found (the rest repeat it). An unknown or too large count: the passes
@@ -804,9 +831,12 @@ class ModelFlow(FunctionFlow):
         for done in range(1, trips):
             self._with_env(body_env).assign(node.target, element, None)
             one = Repeat(Const(1), [])
-            entry_env, body_env = self._pass(node, one, body_env, Const(1))
+            with self.run_.loop_indices.covering(index, offset + done, offset + done + 1) as covered:
+                entry_env, body_env = self._pass(node, one, body_env, Const(1))
             if known_iteration.reshaped_carry(entry_env, body_env, sizes) is None:
                 one.count = Const(trips - done)  # a pass that keeps the shapes: the rest are the same
+                if covered is not None:
+                    covered.stop = offset + trips
                 self.run_.add(one)
                 break
             self.run_.add(one)

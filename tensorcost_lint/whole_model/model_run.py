@@ -30,6 +30,9 @@ from .model_flow import NONE, ModelEvaluator, ModelFlow
 from .objects import Called, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, \
     Visit
 from .known_floats import FloatValues
+from .loop_indices import LoopIndices
+from .known_values import int_fact
+from .objects import known_count
 from .optional_values import MaybeNone, join_optional
 from .memory_activations import SavedOps
 from .memory_parameters import ParameterLedger
@@ -53,6 +56,11 @@ MAX_BUILD_HELPER_DEPTH = 4
 # Constructors running inside constructors (`Tree(depth - 1)` in `Tree.__init__`): a recursive
 # build whose depth the run cannot decide stops here, listed, instead of exhausting Python's stack.
 MAX_BUILD_NESTING = 32
+# An object built by the running code, outside any constructor (a forward's `DynamicCache(config=
+# self.config)`): what its constructor computes is part of the forward (the layers a cache builds
+# from the config's per-layer view), so its calls are followed this deep, as a forward's are bounded
+# by MAX_CALL_DEPTH.
+MAX_FORWARD_BUILD_CALL_DEPTH = 12
 _CARRIED = "tensorcost_sequential_input"
 
 
@@ -103,6 +111,7 @@ class ModelRun:
         self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (python_values.lambda_function)
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
+        self.forward_build = False  # the constructors running were called by running code, not by a build
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
@@ -112,6 +121,8 @@ class ModelRun:
         self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
         self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
+        self.loop_indices = LoopIndices()  # the passes of loops over lists built with an index
+        self.returned = None  # the entry's return value, once it has run
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact, sources=None, merge: bool = False) -> None:
@@ -317,8 +328,18 @@ class ModelRun:
                     count = interp.dim_of(loop.iter.args[0].value)
                 if count is None:  # over a known tuple: each item built (known_iteration), or unknown
                     return python_values.list_value(interp.eval(value))
-                item = python_values.range_scope(interp, loop.target).eval(value.elt)
-                return ModuleList((item,), count)
+                scope = python_values.range_scope(interp, loop.target)
+                index = scope.env.get(loop.target.value) if isinstance(loop.target, cst.Name) else None
+                trips = known_count(count, self.sizes) if index is not None else None
+                with self.loop_indices.covering(index, 0, trips or 0) as covered:
+                    item = scope.eval(value.elt)
+                self.loop_indices.discard(index)
+                if covered is not None and covered.differed and trips <= python_values.MAX_UNROLLED:
+                    # the item picks from a list by its index (`config.layer_types[i]`) whose items differ:
+                    # built index by index, as Python builds it, each layer its own
+                    return ModuleList(tuple(interp.with_env({**interp.env, loop.target.value: int_fact(i)})
+                                            .eval(value.elt) for i in range(trips)))
+                return ModuleList((item,), count, index)
             fact = interp.eval(value)
             if type(fact) is python_values.GrowingList:  # a copy: later appends to the list are not its
                 return python_values.GrowingList(len(self.loop_counts), list(fact.runs), fact.unknown)
@@ -546,6 +567,9 @@ class ModelRun:
             return self_fact
         if found is not None:
             init_source, init = found
+            forward_build = self.forward_build
+            if self.building == 0:
+                self.forward_build = bool(self.frames)  # called by running code: MAX_FORWARD_BUILD_CALL_DEPTH
             self.building += 1
             calls, self.build_calls = self.build_calls, 0
             built_file, self.build_file = self.build_file, source
@@ -558,6 +582,7 @@ class ModelRun:
                 self.building -= 1
                 self.build_calls = calls
                 self.build_file = built_file
+                self.forward_build = forward_build
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
                 self.incomplete_objects.add(id(self_fact))
             for name, value in list(self_fact.attributes.items()):
@@ -595,7 +620,8 @@ class ModelRun:
                 self.limit_at(function, f"{function.node.name.value}()", self.budget.reason("contexts"))
             return None
         helper = function.bound is None and function.source is self.build_file
-        limit = MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
+        limit = MAX_FORWARD_BUILD_CALL_DEPTH if self.forward_build else \
+            MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
         # a function defined inside the one running (a closure) is that function's own code, not a
         # call one level further into a library: it is followed, and the calls it makes count as
         # the enclosing function's

@@ -43,6 +43,8 @@ class ModuleList:
 
     items: tuple
     count: object = None  # DimExpr of the repetition; None when `items` are the elements
+    # the int the one built item was built with (`Layer(config, i) for i in range(n)`): loop_indices
+    index: object = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

@@ -404,12 +404,16 @@ def unrollable(value) -> bool:
         and not all(item is value.items[0] for item in value.items)
 
 
-def unrolled_loop(flow, node: cst.For, items) -> None:
+def unrolled_loop(flow, node: cst.For, items, index=None) -> None:
+    """Each item in turn; `index`: the int the repeated module list was built with, which each
+    pass reads as its own position (loop_indices)."""
     env = dict(flow.env)
-    for item in items:
+    for position, item in enumerate(items):
         flow._with_env(env).assign(node.target, item, None)
-        with flow.run_.in_loop(Const(1)):
+        with flow.run_.in_loop(Const(1)), flow.run_.loop_indices.covering(index, position, position + 1):
             env = flow._block(node.body, env)
+    if index is not None:
+        flow.run_.loop_indices.finish(index, flow.run_)
     if node.orelse is not None:
         env = flow._block(node.orelse.body, env)
     flow._set_env(env)

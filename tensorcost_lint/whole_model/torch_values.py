@@ -20,6 +20,16 @@ class NumericLimits:
 
 
 NUMERIC_LIMITS = NumericLimits()
+
+
+class Device:
+    """`x.device`: a torch device, which device the run does not know; a value, never a tensor (a
+    cache layer's `self.device = key_states.device` holds no memory the run must count)."""
+
+    __slots__ = ()
+
+
+DEVICE = Device()
 LIMITS_FUNCTIONS = frozenset({"torch.finfo", "torch.iinfo"})
 # The run models eager execution, the one FlopCounterMode counts: no compiler, exporter, tracer or
 # graph capture is active, so torch's own checks for them are false (transformers' `is_tracing`,
@@ -68,6 +78,9 @@ def tensor_from_data(interp, args):
         shape, items = (), (data,)
     elif type(data) is SequenceFact and data.items and all(type(item) in _NUMBERS for item in data.items):
         shape, items = (Const(len(data.items)),), data.items
+    elif type(data) is SequenceFact and not data.items or getattr(data, "runs", None) == [] and \
+            getattr(data, "unknown", True) is False:  # `torch.tensor([])` (an empty list): one dim of size 0
+        shape, items = (Const(0),), (ScalarFact(),)
     else:
         return TensorFact(None, framework="torch")
     if type(dtype_fact) is DTypeFact:

@@ -14,6 +14,7 @@ from shape_annotations import evaluate_dim, same_dim
 
 from ..analysis.facts import ScalarFact, SequenceFact
 from ..analysis.interpreter import UNHANDLED
+from . import class_members
 from .objects import ModuleList, Sequential
 
 MAX_ZIPPED = 4096  # listed steps expanded from a repeated argument, at most
@@ -26,7 +27,7 @@ def _iterable(interp, node):
             and len(node.args) == 1 and "range" not in interp.env:
         count = interp.dim_of(node.args[0].value)
         return None if count is None else ((ScalarFact(),), count)  # ints: `w[i]` drops a dim
-    value = interp.eval(node)
+    value = class_members.protocol_items(interp, interp.eval(node))  # a Sequence class of the tree
     as_module_list = getattr(value, "as_module_list", None)  # a list grown by `append` (python_values)
     if as_module_list is not None:
         value = as_module_list()

@@ -14,12 +14,13 @@ from tests.whole_model import zoo  # noqa: E402
 
 # exact in both modes (a regression guard: camembert's LM head calls a module bound at the top of
 # activations.py; gemma2 gives each layer its mask by `layer_types[i]`; roformer's forward asks
-# `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin; olmoe's
-# experts dispatch through a class decorator to the grouped-matmul kernel), and partial ones of the
-# commonest kinds of gap (layers built by index as one repeated layer; a cache's length read before the first layer)
+# `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin; xlm
+# builds a cache from its config object and reads its length before the first layer; olmoe's experts
+# dispatch through a class decorator to the grouped-matmul kernel), and partial ones of the commonest
+# kinds of gap (layers chosen by their index in a list built as one repeated layer; a state-space scan)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
-         "roformer", "olmoe")
-PARTIAL = ("qwen2_moe", "xlm")
+         "roformer", "xlm", "olmoe")
+PARTIAL = ("qwen2_moe", "mamba")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,121 @@
+"""The index a repeated module was built with, read where the run costs one pass of a loop for
+many executions.
+
+`nn.ModuleList([Layer(config, i) for i in range(n)])` is built once (one object standing for n),
+so `self.layer_idx` holds an int of unknown value; a loop over the list runs its body once for
+all n executions. Each execution i runs with its own `i`, and code indexed by it (a cache's
+`self.layers[layer_idx].update(k, v)`) reaches item i of a list of n per-layer objects. The run
+reads that as Python runs it, without running the body n times: while a pass of the loop stands
+for the executions [start, stop), `items[layer_idx]` is item `start` when the pass stands for one
+execution, or when items start..stop-1 are alike (the same plain value, or objects of one class
+with equal attributes: each execution sees its own item in the state the others are in). The
+item read stands for all of them: when the loop is done, what the pass left in it is what each
+execution left in its own (the others take its attributes). Items that differ, or a list shorter
+than the range: unknown, as before."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..analysis.facts import SelfFact, TensorFact
+from .storage import Layout, Storage
+
+
+@dataclass
+class _Pass:
+    index: object  # the ScalarFact the list was built with
+    start: int
+    stop: int
+    # id(sequence) -> (sequence, the item read): one per list the pass read by the index
+    read: dict = field(default_factory=dict)
+    differed: bool = False  # a list read by the index held different items over the range
+
+
+class LoopIndices:
+    """The passes running now, innermost last, and the ones whose items wait for the loop's end."""
+
+    def __init__(self) -> None:
+        self.running: list = []
+        self.done: list = []
+
+    @contextmanager
+    def covering(self, index, start: int, stop: int):
+        """A pass of a loop over a list built with `index`, standing for executions [start, stop)."""
+        if index is None or stop <= start:
+            yield None
+            return
+        record = _Pass(index, start, stop)
+        self.running.append(record)
+        try:
+            yield record
+        finally:
+            self.running.pop()
+            self.done.append(record)
+
+    def discard(self, index) -> None:
+        """The passes of `index` leave nothing to copy (a build's, read again index by index)."""
+        self.done = [record for record in self.done if record.index is not index]
+
+    def finish(self, index, run) -> None:
+        """The loop over the list built with `index` is done: each item read for a range stands for
+        the items of that range (their attributes become its)."""
+        kept = []
+        for record in self.done:
+            if record.index is not index:
+                kept.append(record)
+                continue
+            for sequence, item in record.read.values():
+                if type(item) is not SelfFact:
+                    continue
+                for other in sequence.items[record.start + 1:record.stop]:
+                    if type(other) is SelfFact and other is not item:
+                        storages: dict = {}  # its own tensors, laid out as the item's (views sharing one storage)
+                        other.attributes.clear()
+                        other.attributes.update({name: _own(run, value, storages)
+                                                 for name, value in item.attributes.items()})
+        self.done = kept
+
+    def pick(self, run, sequence, key):
+        """`sequence[key]` for `key` the index of a pass running now, or None."""
+        record = next((r for r in reversed(self.running) if r.index is key), None)
+        if record is None or record.stop > len(sequence.items):
+            return None
+        if id(sequence) in record.read:
+            return record.read[id(sequence)][1]
+        items = sequence.items[record.start:record.stop]
+        if len(items) > 1 and not _alike(run, items):
+            record.differed = True  # a build reading it is built index by index (ModelRun.build_container)
+            return None
+        record.read[id(sequence)] = (sequence, items[0])
+        return items[0]
+
+
+def _own(run, value, storages: dict):
+    """Another execution's tensor like `value`: a new fact in a new storage of the same size, shared
+    by the tensors that share `value`'s (k and v, views of one qkv projection, stay one storage)."""
+    if type(value) is not TensorFact:
+        return value
+    copy = TensorFact(value.shape, value.dtype, value.origin, value.framework)
+    layout = run.storage.layout(value)
+    if layout is not None:
+        storage = storages.get(id(layout.storage))
+        if storage is None:
+            storage = storages[id(layout.storage)] = Storage(layout.storage.numel, layout.storage.dtype,
+                                                             layout.storage.parameter)
+        run.storage._set(copy, Layout(storage, layout.sizes, layout.strides))
+    return copy
+
+
+def _alike(run, items) -> bool:
+    first = items[0]
+    if type(first) is SelfFact:
+        instance = run.instance(first)
+        return instance is not None and all(
+            type(item) is SelfFact and run.instance(item) is not None
+            and run.instance(item).cls is instance.cls and item.attributes == first.attributes
+            and id(item) not in run.incomplete_objects for item in items[1:])
+    try:
+        return all(item == first for item in items[1:]) and first is not None and hash(first) is not None
+    except TypeError:
+        return False
