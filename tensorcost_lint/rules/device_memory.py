@@ -53,7 +53,7 @@ class DeviceMemory(Rule):
     )
     example = ("# models: {mlp: {entry: model.py:MLP.forward, inputs: {x: B T width}, mode: training}}\n"
                "# width 32768, hidden 131072: 8.6 G parameters; hardware: h100-sxm (80 GB)\n"
-               "def forward(self, x):  # at least 137 GB at one moment > 80 GB\n"
+               "def forward(self, x):  # 172 GB at its peak, during optimizer > 80 GB\n"
                "    return self.down(self.up(x).relu())")
     use_instead = ("# a smaller model, a device with more memory, sharded states (not modelled), or\n"
                    "# mixed precision: models: {mlp: {..., precision: {parameters: bfloat16}}}")

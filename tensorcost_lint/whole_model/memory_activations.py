@@ -166,7 +166,10 @@ class SavedOps:
                     return "nn.LayerNorm over a normalized_shape that is not known"
                 return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
             if kind == "NewGELUActivation":
-                return _new_gelu(tracker, args[:1], out)
+                saved = _new_gelu(tracker, args[:1], out)
+                if not isinstance(saved, str):  # its last product's backward makes a gradient for each factor
+                    self.temporary = ((saved[1].numel, saved[1].dtype),)
+                return saved
             what = _MODULES.get(kind)
             if what is None:
                 return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"

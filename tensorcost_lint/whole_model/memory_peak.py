@@ -52,6 +52,7 @@ class _Node:
     module: str
     iteration: tuple  # the loop iterations it ran in (outermost first)
     own: int  # bytes of its own tensors while it runs: gradients in and out, temporaries
+    incoming: int  # of which the gradient flowing into it (freed once it has run)
 
 
 @dataclass
@@ -114,9 +115,9 @@ class _Walk:
             raise PeakUnknown("the size of a tensor the backward makes is not known")
         return size
 
-    def _node(self, module: str, saved, own: int) -> None:
+    def _node(self, module: str, saved, own: int, incoming: int) -> None:
         index = len(self.nodes)
-        self.nodes.append(_Node(index, module, self.iteration, own))
+        self.nodes.append(_Node(index, module, self.iteration, own, incoming))
         for storage in saved:
             token = self.instances.token(storage)
             if token not in self.first_saver:
@@ -128,7 +129,7 @@ class _Walk:
             return
         self.instances.output(memory, 1)
         saved = list(_resolve(memory.saved(entry.grads), memory))
-        own = self._storage_bytes(memory.output)  # the gradient of its result
+        own = incoming = self._storage_bytes(memory.output)  # the gradient of its result
         operands = entry.site.arguments or entry.site.operands
         for index, (operand, grad) in enumerate(zip(operands, entry.grads)):
             if not grad or (index == 1 and entry.site.spec.model == "linear" and entry.site.spec.form == "module"):
@@ -144,14 +145,14 @@ class _Walk:
             for size in layout.sizes:
                 elements *= size
             own += self._bytes(elements, layout.storage.dtype)
-        self._node(entry.module, saved, own)
+        self._node(entry.module, saved, own, incoming)
 
     def _op(self, entry) -> None:
         saved = [s for s in entry.storages if s is not None and not s.parameter]
-        own = self._storage_bytes(entry.output)
+        own = incoming = self._storage_bytes(entry.output)
         own += sum(self._bytes(elements, dtype) for elements, dtype in (*entry.inputs, *entry.temporary))
         # a leaf torch module's op (nn.Embedding, a norm) reads that module's parameters
-        self._node(entry.owner if entry.owner is not None else entry.module, saved, own)
+        self._node(entry.owner if entry.owner is not None else entry.module, saved, own, incoming)
 
 
 def _itemsize_of(dtype, default_dtype):
@@ -163,11 +164,46 @@ def _itemsize_of(dtype, default_dtype):
     return _itemsize(probe, default_dtype)
 
 
-def training_peak(run, values: dict, gradient_paths: dict, optimizer: str, sqrt_groups: list,
+def _parameter_gradients(nodes, gradient_paths: dict, tied: dict):
+    """(bytes of parameter gradients that become live at each node, bytes each node holds besides
+    while it runs, bytes live from the start of the backward). A parameter's gradient lives from the
+    backward of the last node (in forward order, per loop iteration for a repeated block's copies)
+    of the modules that read it; each later contribution (a tied weight read by a second module) is
+    a new gradient the engine sums with the buffered one: the new one and the sum, at that node."""
+    count = len(nodes)
+    arrives, extra, summed, unplaced = [0] * (count + 1), [0] * (count + 1), [0] * (count + 1), 0
+    by_path: dict = {}
+    for node in nodes:
+        by_path.setdefault(node.module, {})[node.iteration] = node.index  # the last node per iteration
+    for key, (grad_bytes, copies) in gradient_paths.items():
+        path = key[0]
+        readers = [path, *tied.get(key, ())]
+        groups: dict = {}  # iteration -> [last node index of each reading module]
+        for reader in readers:
+            for iteration, last in by_path.get(reader, {}).items():
+                groups.setdefault(iteration, []).append(last)
+        if not groups:
+            unplaced += grad_bytes
+            continue
+        if copies and len(groups) == copies and grad_bytes % copies == 0:
+            share, placed = grad_bytes // copies, list(groups.values())
+        else:  # copies the iterations do not tell apart: all from the first arrival
+            share, placed = grad_bytes, [[index for group in groups.values() for index in group]]
+        for lasts in placed:
+            first, *later = sorted(lasts, reverse=True)
+            arrives[first] += share
+            for index in later:
+                extra[index] += share
+                summed[index] += 2 * share
+    return arrives, extra, summed, unplaced
+
+
+def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer: str, sqrt_groups: list,
                   sizes: dict, default_dtype: str, master_weights) -> tuple:
     """(peak bytes, phase) of a steady-state training step; raises PeakUnknown with the reason.
-    `gradient_paths`: module path -> (gradient bytes of its parameters, copies); `sqrt_groups`: the
-    bytes of the `exp_avg_sq`s per dtype group, in the optimizer's order."""
+    `gradient_paths`: (module path, name) -> (gradient bytes of the parameter, copies); `tied`: the
+    same key -> the other module paths that read it; `sqrt_groups`: the bytes of the `exp_avg_sq`s
+    per dtype group, in the optimizer's order."""
     persistent = [values.get(name) for name in ("parameters", "optimizer_states", "master_weights")]
     gradients, activations = values.get("gradients"), values.get("activations")
     if None in persistent or gradients is None:
@@ -191,26 +227,16 @@ def training_peak(run, values: dict, gradient_paths: dict, optimizer: str, sqrt_
     for index in range(count):
         running += freed_after[index]
         saved_live[index] = running
-    # each parameter's gradient lives from the backward of its module's last node (of its copy)
-    arrives = [0] * (count + 1)  # index -> gradient bytes that become live when node index runs
-    unplaced = 0
-    for path, (grad_bytes, copies) in gradient_paths.items():
-        groups: dict = {}
-        for node in nodes:
-            if node.module == path:
-                groups[node.iteration] = node.index
-        if not groups:
-            unplaced += grad_bytes
-        elif copies and len(groups) == copies and grad_bytes % copies == 0:
-            for last in groups.values():
-                arrives[last] += grad_bytes // copies
-        else:
-            arrives[max(groups.values())] += grad_bytes
+    arrives, extra, summed, unplaced = _parameter_gradients(nodes, gradient_paths, tied)
     best, phase = base + activations, "forward"
     grads_live = unplaced
     for index in range(count - 1, -1, -1):
         grads_live += arrives[index]
-        live = base + saved_live[index] + grads_live + nodes[index].own
+        node = nodes[index]
+        live = base + saved_live[index] + grads_live + node.own + extra[index]
+        if summed[index]:  # the engine's sum into a tied weight's buffer, after the node has run
+            after = saved_live[index] - freed_after[index]
+            live = max(live, base + after + grads_live + node.own - node.incoming + summed[index])
         if live > best:
             best, phase = live, "backward"
     temporaries, previous = 0, 0

@@ -13,7 +13,9 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   follow the copy's dtype unless `precision.optimizer_states` names one.
 - activations (training): every storage autograd saves, at the end of the forward
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
-- kv_cache, peak: not computed yet (null, with the reason). `peak_lower_bound` is what the step
+- kv_cache: not computed yet (null, with the reason).
+- peak, peak_phase (training): memory_peak's liveness model over the run's backward nodes and the
+  optimizer's foreach temporaries, or null with the reason. `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
   the end of the forward; the contractions' saved tensors where the activations are unknown) and
   the gradients (all live at the end of the backward). A device smaller than it cannot run the step.
@@ -89,7 +91,7 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     polys = {name: Polynomial.const(0) for name in ("parameters", "gradients", "optimizer_states", "master_weights")}
     unknown_parameters = list(counted.reasons) if counted is not None else []
     module_parameters: dict = {}
-    gradient_paths: dict = {}  # module path -> (gradient bytes, copies) polynomials (memory_peak)
+    gradient_paths: dict = {}  # (module path, name) -> (gradient bytes, copies) polynomials (memory_peak)
     sqrt_groups: dict = {}  # stepped dtype -> bytes of one state like the stepped tensor (adam's exp_avg_sq)
     for (copies, tensor), path in zip(counted.tensors if counted is not None else (),
                                       counted.paths if counted is not None else ()):
@@ -106,8 +108,7 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
             continue
         grads = elements * _bytes(precision.gradients or parameter_dtype, default_dtype)
         polys["gradients"] = polys["gradients"] + grads
-        known = gradient_paths.get(path)
-        gradient_paths[path] = (grads, copies) if known is None else (known[0] + grads, known[1])
+        gradient_paths[(path, tensor.name)] = (grads, copies)
         stepped = parameter_dtype
         if precision.master_weights is not None:
             stepped = precision.master_weights
@@ -188,8 +189,8 @@ def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, size
     try:
         paths = {path: (grads.evaluate(sizes), copies.evaluate(sizes)) for path, (grads, copies) in gradient_paths.items()}
         groups = [poly.evaluate(sizes) for poly in sqrt_groups.values()]
-        peak, phase = training_peak(run, result.values, paths, settings.optimizer, groups, sizes, default_dtype,
-                                    settings.precision.master_weights)
+        peak, phase = training_peak(run, result.values, paths, _tied_paths(run), settings.optimizer, groups, sizes,
+                                    default_dtype, settings.precision.master_weights)
     except ShapeError as error:
         result.reasons["peak"] = f"not computed: {error}"
         return
@@ -199,6 +200,17 @@ def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, size
     if peak > _MAX:
         raise OverflowError("the peak exceeds 2**63-1 bytes")
     result.values["peak"], result.peak_phase = peak, phase
+
+
+def _tied_paths(run) -> dict:
+    """(module path, name) of a parameter -> the other module paths that read it (a tied weight:
+    `self.tokens.weight = self.head.weight`, Hugging Face's `_tied_weights_keys`)."""
+    tied: dict = {}
+    for (left, name), (right, _) in run.parameters.ties.items():
+        reader, holder = run.paths.get(left), run.paths.get(right)
+        if reader is not None and holder is not None:
+            tied.setdefault((holder, name), []).append(reader)
+    return tied
 
 
 def _value(poly, sizes: dict):
