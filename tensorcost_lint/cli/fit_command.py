@@ -3,10 +3,10 @@ memory fits, found by running the whole-model analysis at each value it tries (n
 figure): doubling from 1 until it does not fit, then halving the gap. Exit 0 with the value, 1 when
 even 1 does not fit, 2 for a usage or config error.
 
-What "fits" compares: `totals.memory.peak` when the run computes it; while it does not (a training
-step's backward is not modelled yet), its `peak_lower_bound`, and the answer is then an upper bound
-(the value printed certainly does not fit at +1; it may not fit at the value itself either), said
-in the output."""
+What "fits" compares: `totals.memory.peak` when the run computes it (memory_peak's liveness model);
+where it does not (`totals.memory.unknown.peak` says why), its `peak_lower_bound`, and the answer is
+then an upper bound (the value printed certainly does not fit at +1; it may not fit at the value
+itself either), said in the output."""
 
 from __future__ import annotations
 
@@ -108,8 +108,8 @@ def run(args) -> int:
                                              "model reads?")
     head = f"model {args.name}: largest {args.search} that fits {shown}: {largest}"
     if not exact:
-        head += (" (at most: the peak of the step is not modelled yet, so this compares its lower bound; "
-                 "see docs/memory.md)")
+        head += (" (at most: the peak of the step is not known here, so this compares its lower bound; "
+                 "see totals.memory.unknown.peak and docs/memory.md)")
     lines = [head, _line(search, largest), _line(search, largest + 1)]
     write_output("\n".join(lines) + "\n", args.output)
     return 0

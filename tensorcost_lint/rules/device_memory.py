@@ -41,9 +41,10 @@ class DeviceMemory(Rule):
     what_it_does = (
         "When the config names whole models (`models:`) and the hardware profile (`hardware`, shipped or from "
         "`evidence`) states its `memory_bytes`, `tensorcost check` compares each model's memory with it: "
-        "`totals.memory.peak`, or, while the peak of a training step is not modelled, `peak_lower_bound` — the "
+        "`totals.memory.peak` (the most a training step holds at one moment, by the liveness model of "
+        "docs/memory.md, with the phase it happens in), or, where the peak is not known, `peak_lower_bound` — the "
         "model states (parameters, optimizer states, gradients) and activations the step certainly holds at one "
-        "moment. A model that needs more than the device has is reported once, at the entry's `def` line."
+        "moment (the message then says \"at least\"). A model that needs more than the device has is reported once, at the entry's `def` line."
     )
     why_bad = (
         "A training step that does not fit fails with an out-of-memory error after the job has been scheduled, "
@@ -52,15 +53,16 @@ class DeviceMemory(Rule):
     )
     example = ("# models: {mlp: {entry: model.py:MLP.forward, inputs: {x: B T width}, mode: training}}\n"
                "# width 32768, hidden 131072: 8.6 G parameters; hardware: h100-sxm (80 GB)\n"
-               "def forward(self, x):  # at least 137 GB at one moment > 80 GB\n"
+               "def forward(self, x):  # 172 GB at its peak, during optimizer > 80 GB\n"
                "    return self.down(self.up(x).relu())")
     use_instead = ("# a smaller model, a device with more memory, sharded states (not modelled), or\n"
                    "# mixed precision: models: {mlp: {..., precision: {parameters: bfloat16}}}")
     known_problems = (
-        "The peak of a training step (the backward's liveness) is not modelled yet: the check uses the lower "
-        "bound, so it reports only a model that certainly does not fit; one that fits by the lower bound may "
-        "still not fit. Buffers, the allocator's rounding and fragmentation are not counted. Models whose "
-        "memory is unknown (`tensorcost model` says why) give no finding."
+        "Where the peak is not known (activations unknown, an undecided branch, activation checkpointing, an "
+        "optimizer whose step's temporaries are not modelled) the check uses the lower bound, so it reports "
+        "only a model that certainly does not fit; one that fits by the lower bound may still not fit. "
+        "Buffers, the allocator's rounding and fragmentation are not counted. Models whose memory is unknown "
+        "(`tensorcost model` says why) give no finding."
     )
     options = "`hardware` (the profile), its `memory_bytes`; `models.<name>.optimizer` and `.precision`"
     references = ("[docs/memory.md: the memory model](../memory.md)",)
@@ -72,7 +74,8 @@ class DeviceMemory(Rule):
         return iter(())  # made by `check` from a whole-model run (whole_model.check_merge)
 
     def message(self, fact: ModelOverDeviceMemory, sizes) -> str:
-        needs = f"needs {format_bytes(fact.needed)} at its peak" if fact.exact else \
+        during = f", during {fact.phase}" if fact.phase else ""
+        needs = f"needs {format_bytes(fact.needed)} at its peak{during}" if fact.exact else \
             f"needs at least {format_bytes(fact.needed)} at one moment"
         parts = ", ".join(f"{name.replace('_', ' ')} {format_bytes(value)}" for name, value in fact.parts)
         return (f"model memory over device memory: model `{fact.model}` ({fact.mode}) {needs} ({parts}) > "

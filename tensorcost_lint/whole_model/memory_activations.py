@@ -71,10 +71,18 @@ _SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint"})  # its entries are t
 
 @dataclass
 class OpSaved:
-    """An op's saved storages (storage.Storage), in the run's order, at the module path it ran in."""
+    """An op's saved storages (storage.Storage), in the run's order, at the module path it ran in;
+    for the backward's liveness (memory_peak): its result's storage, the (elements, dtype) of each
+    operand that needs a gradient (the gradients its backward makes), and the elements and dtype of
+    what else its backward formula allocates while it runs (cross entropy: nll_loss_backward's
+    gradient of the log-softmax, like the logits)."""
 
     module: str
     storages: tuple
+    output: object = None
+    inputs: tuple = ()
+    temporary: tuple = ()  # ((elements, dtype), ...)
+    owner: str | None = None  # the path of the torch module it is the op of (nn.Embedding, a norm)
 
 
 @dataclass
@@ -84,6 +92,7 @@ class SavedOps:
 
     unknown: list = field(default_factory=list)
     seen: dict = field(default_factory=dict)  # id(node) -> ids of its operand facts (an op evaluated twice)
+    temporary: tuple = ()  # what the op being read allocates in its backward, set by its rule
 
     def observe(self, run, interp, node, fact) -> None:
         if run.mode != "training" or run.building or run.no_grad:
@@ -106,7 +115,11 @@ class SavedOps:
         if isinstance(saved, str):
             self._unknown(interp, node, saved)
         elif saved:
-            entry = OpSaved(run.module, tuple(saved))
+            temporary, self.temporary = self.temporary, ()
+            callee = run.storage.seen.get(id(node.func)) if isinstance(node, cst.Call) else None
+            owner = run.paths.get(id(callee)) if type(callee) in (ModuleFact, Embedding) else None
+            entry = OpSaved(run.module, tuple(saved), _layout_storage(run.storage, out),
+                            _gradient_inputs(run, node), temporary, owner)
             run.add(entry)
             if out is not None:
                 run.grad_flow.output(entry, out)  # saved only while the backward can reach `out`
@@ -120,6 +133,7 @@ class SavedOps:
     def _saved(self, run, interp, node, out):
         tracker = run.storage
         facts = tracker.seen
+        self.temporary = ()
         if _site_here(run, node):
             return ()  # a contraction or attention: saved_tensors.py's
         if isinstance(node, cst.BinaryOperation):
@@ -152,7 +166,10 @@ class SavedOps:
                     return "nn.LayerNorm over a normalized_shape that is not known"
                 return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
             if kind == "NewGELUActivation":
-                return _new_gelu(tracker, args[:1], out)
+                saved = _new_gelu(tracker, args[:1], out)
+                if not isinstance(saved, str):  # its last product's backward makes a gradient for each factor
+                    self.temporary = ((saved[1].numel, saved[1].dtype),)
+                return saved
             what = _MODULES.get(kind)
             if what is None:
                 return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
@@ -165,7 +182,10 @@ class SavedOps:
             shape = interp.eval(shape_node) if shape_node is not None else None  # `.shape` is not observed
             return _layer_norm(tracker, args[0] if args else keywords.get("input"), shape)
         if name == _CROSS_ENTROPY:
-            return _cross_entropy(tracker, args, keywords)
+            saved = _cross_entropy(tracker, args, keywords)
+            if not isinstance(saved, str):  # nll_loss_backward's gradient of the log-softmax, like it
+                self.temporary = ((saved[0].numel, saved[0].dtype),)
+            return saved
         if name == _EMBEDDING:
             return _storages(tracker, args[:1])
         if name == "torch.nn.functional.dropout":
@@ -189,6 +209,38 @@ class SavedOps:
         if name is None:
             return ()  # a call the run did not follow: its cost is listed as not followed
         return f"{name} (what it saves is not in tensorcost's table)"
+
+
+def _layout_storage(tracker, fact):
+    layout = tracker.layout(fact) if type(fact) is TensorFact else None
+    return None if layout is None else layout.storage
+
+
+def _gradient_inputs(run, node) -> tuple:
+    """(elements, dtype) of each tensor operand of `node` that needs a gradient and is no parameter:
+    the gradients the op's backward allocates (elements None when a size is not known)."""
+    facts = run.storage.seen
+    if isinstance(node, cst.BinaryOperation):
+        operands = [node.left, node.right]
+    elif isinstance(node, cst.UnaryOperation):
+        operands = [node.expression]
+    elif isinstance(node, cst.Subscript):
+        operands = [node.value]
+    else:
+        operands = [a.value for a in node.args]
+        if isinstance(node.func, cst.Attribute):
+            operands.insert(0, node.func.value)
+    found, seen = [], set()
+    for operand in operands:
+        fact = facts.get(id(operand))
+        if type(fact) is not TensorFact or id(fact) in seen or not run.needs_grad(fact):
+            continue
+        seen.add(id(fact))
+        layout = run.storage.layout(fact)
+        if layout is not None and layout.storage.parameter:
+            continue  # its gradient is the parameter's (memory_peak counts those per module)
+        found.append((None if layout is None or layout.sizes is None else product(layout.sizes), fact.dtype))
+    return tuple(found)
 
 
 def _reads_gradient(run, node: cst.Call) -> bool:

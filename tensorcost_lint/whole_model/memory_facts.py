@@ -22,12 +22,14 @@ class ModelOverDeviceMemory:
     needed: int
     exact: bool  # needed is the peak (True) or its lower bound (False)
     parts: tuple  # (category, bytes) of the categories known, in Contract 9's order
+    phase: str | None = None  # where the peak is (forward, backward, optimizer); None with the lower bound
 
 
 def memory_totals_of(memory: dict | None) -> dict:
     """totals.memory (report JSON) -> the MEMORY_TOTALS entries of a `check` outcome."""
     memory = memory or {}
     return {"memory_peak": memory.get("peak"), "memory_peak_lower_bound": memory.get("peak_lower_bound"),
+            "memory_peak_phase": memory.get("peak_phase"),
             **{f"memory_{name}": memory.get(name)
                for name in ("parameters", "gradients", "optimizer_states", "activations")}}
 
@@ -41,4 +43,5 @@ def over_device_memory(name: str, mode: str, totals: dict, hardware_id: str,
     if needed is None or needed <= memory_bytes:
         return None
     parts = tuple((key[len("memory_"):], totals[key]) for key in MEMORY_TOTALS[2:] if totals.get(key) is not None)
-    return ModelOverDeviceMemory(name, mode, hardware_id, memory_bytes, needed, exact, parts)
+    return ModelOverDeviceMemory(name, mode, hardware_id, memory_bytes, needed, exact, parts,
+                                 totals.get("memory_peak_phase") if exact else None)

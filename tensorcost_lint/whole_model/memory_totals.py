@@ -14,7 +14,9 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
 - activations (training): every storage autograd saves, at the end of the forward
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
 - kv_cache (prefill): the tensors the cache object the forward returns holds, by storage (kv_cache.py);
-  null in the other modes. peak: not computed yet (null, with the reason). `peak_lower_bound` is what the step
+  null in the other modes.
+- peak, peak_phase (training): memory_peak's liveness model over the run's backward nodes and the
+  optimizer's foreach temporaries, or null with the reason. `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
   the end of the forward; the contractions' saved tensors where the activations are unknown) and
   the gradients (all live at the end of the backward). A device smaller than it cannot run the step.
@@ -30,6 +32,7 @@ from shape_annotations import Polynomial, ShapeError
 from .memory_activations import approximate_sites, saved_activations
 from .memory_parameters import count_parameters
 from .kv_cache import kv_cache_bytes
+from .memory_peak import PeakUnknown, training_peak
 
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "master_weights", "activations", "kv_cache", "peak")
 STEP_BYTES = 4  # torch keeps an optimizer's `step` as a float32 scalar tensor per parameter (not capturable)
@@ -90,6 +93,8 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     polys = {name: Polynomial.const(0) for name in ("parameters", "gradients", "optimizer_states", "master_weights")}
     unknown_parameters = list(counted.reasons) if counted is not None else []
     module_parameters: dict = {}
+    gradient_paths: dict = {}  # (module path, name) -> (gradient bytes, copies) polynomials (memory_peak)
+    sqrt_groups: dict = {}  # stepped dtype -> bytes of one state like the stepped tensor (adam's exp_avg_sq)
     for (copies, tensor), path in zip(counted.tensors if counted is not None else (),
                                       counted.paths if counted is not None else ()):
         one = Polynomial.from_dims(tensor.shape)
@@ -103,8 +108,9 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         module_parameters[path] = module_parameters.get(path, Polynomial.const(0)) + held
         if not training:
             continue
-        polys["gradients"] = polys["gradients"] + elements * _bytes(precision.gradients or parameter_dtype,
-                                                                    default_dtype)
+        grads = elements * _bytes(precision.gradients or parameter_dtype, default_dtype)
+        polys["gradients"] = polys["gradients"] + grads
+        gradient_paths[(path, tensor.name)] = (grads, copies)
         stepped = parameter_dtype
         if precision.master_weights is not None:
             stepped = precision.master_weights
@@ -113,7 +119,10 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         if kept is None:
             unknown_parameters.append(f"{tensor.name}: the optimizer's state shape is not known")
             continue
-        states = kept * copies * _bytes(precision.optimizer_states or stepped, default_dtype) + copies * (STEP_BYTES * scalars)
+        state_bytes = _bytes(precision.optimizer_states or stepped, default_dtype)
+        states = kept * copies * state_bytes + copies * (STEP_BYTES * scalars)
+        group = normalize_dtype(stepped or default_dtype).name
+        sqrt_groups[group] = sqrt_groups.get(group, Polynomial.const(0)) + elements * state_bytes
         polys["optimizer_states"] = polys["optimizer_states"] + states
     names = ("parameters", "gradients", "optimizer_states", "master_weights")
     for name in names:
@@ -146,9 +155,10 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     if training:
         _activations(run, result, sizes, default_dtype)
     result.values["peak"] = None
-    result.reasons["peak"] = ("the liveness of the backward (saved tensors freed as their node runs, gradients "
-                              "and temporaries allocated) is not modelled yet; peak_lower_bound is what the step "
-                              "certainly holds at one moment")
+    if training:
+        _peak(run, result, settings, gradient_paths, sqrt_groups, sizes, default_dtype)
+    else:
+        result.reasons["peak"] = "the peak of an inference pass is not modelled yet"
     saved = result.values.get("activations")
     result.peak_lower_bound = _lower_bound(result.values, saved if saved is not None else retained, training)
     return result
@@ -181,6 +191,35 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     result.values["activations"] = total
     result.reasons.pop("activations")
     _per_module(result, "activations", by_module)
+
+
+def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, sizes, default_dtype) -> None:
+    """`peak` and `peak_phase` by memory_peak's liveness model, or why not."""
+    try:
+        paths = {path: (grads.evaluate(sizes), copies.evaluate(sizes)) for path, (grads, copies) in gradient_paths.items()}
+        groups = [poly.evaluate(sizes) for poly in sqrt_groups.values()]
+        peak, phase = training_peak(run, result.values, paths, _tied_paths(run), settings.optimizer, groups, sizes,
+                                    default_dtype, settings.precision.master_weights)
+    except ShapeError as error:
+        result.reasons["peak"] = f"not computed: {error}"
+        return
+    except PeakUnknown as error:
+        result.reasons["peak"] = f"not computed: {error}; peak_lower_bound is what the step certainly holds at one moment"
+        return
+    if peak > _MAX:
+        raise OverflowError("the peak exceeds 2**63-1 bytes")
+    result.values["peak"], result.peak_phase = peak, phase
+
+
+def _tied_paths(run) -> dict:
+    """(module path, name) of a parameter -> the other module paths that read it (a tied weight:
+    `self.tokens.weight = self.head.weight`, Hugging Face's `_tied_weights_keys`)."""
+    tied: dict = {}
+    for (left, name), (right, _) in run.parameters.ties.items():
+        reader, holder = run.paths.get(left), run.paths.get(right)
+        if reader is not None and holder is not None:
+            tied.setdefault((holder, name), []).append(reader)
+    return tied
 
 
 def _value(poly, sizes: dict):

@@ -89,7 +89,7 @@ EXPECTED = {
         "10:5 TCL503 whole-model budget: model `mlp` (inference) is over models.mlp.budgets: lower bound 1.154 ms > budgets.latency_seconds 10 µs; reduce the model's cost or raise the budget",
     ),
     "TCL504-invalid-0": (
-        "10:5 TCL504 model memory over device memory: model `mlp` (training) needs at least 137 GB at one moment (parameters 34.4 GB, gradients 34.4 GB, optimizer states 68.7 GB, activations 5.37 GB) > h100-sxm memory_bytes 80 GB; use a smaller model or batch, mixed precision, or a device with more memory",
+        "10:5 TCL504 model memory over device memory: model `mlp` (training) needs 172 GB at its peak, during optimizer (parameters 34.4 GB, gradients 34.4 GB, optimizer states 68.7 GB, activations 5.37 GB) > h100-sxm memory_bytes 80 GB; use a smaller model or batch, mixed precision, or a device with more memory",
     ),
     "TCL602-invalid-0": (
         "10:5 TCL602 model cost regression: model `mlp` grew past budgets.regression 0%: FLOPs 77.3 GFLOP → 155 GFLOP (×2.0), forward FLOPs 77.3 GFLOP → 155 GFLOP (×2.0), traffic 271 MB → 522 MB (×1.93), peak retained bytes 126 MB → 252 MB (×2.0), lower bound 1.154 ms → 2.308 ms (×2.0); reduce the cost, or accept it with `tensorcost baseline`",

@@ -83,3 +83,39 @@ def saved_activation_bytes(loss, model) -> int:
                     storages[storage.data_ptr()] = storage.nbytes()
         pending.extend(f for f, _ in node.next_functions)
     return sum(storages.values())
+
+
+def step_peak(model, inputs, optimizer, loss_of) -> dict:
+    """{"peak": MemTracker's peak for a steady-state step less its buffers (which tensorcost does not
+    count: a constant through the step, so the moment of the peak is the same), "phase": where it
+    happens — "optimizer" inside `optimizer.step()`, "backward" while MemTracker's module tracker is
+    in the backward, else "forward"} (the same step as `tracked_step`)."""
+    import torch
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    class PhasedTracker(MemTracker):
+        """MemTracker that notes the phase of every op that raises its peak."""
+
+        best, phase = 0, None
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            result = super().__torch_dispatch__(func, types, args, kwargs)
+            current = self._curr_mem_snap.get(torch.device("cpu"))
+            if current is not None and current["Total"] > self.best:
+                self.best = current["Total"]
+                self.phase = "optimizer" if self._in_opt else "backward" if self._mod_tracker.is_bw else "forward"
+            return result
+
+    model.train(True)
+    loss_of(model(*inputs)).backward()  # warm-up: the optimizer makes its states in its first step
+    optimizer.step()
+    optimizer.zero_grad()
+    tracker = PhasedTracker()
+    tracker.track_external(model, optimizer)
+    with tracker:
+        loss_of(model(*inputs)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    peak = {str(k): v for k, v in tracker.get_tracker_snapshot("peak")[torch.device("cpu")].items()}
+    assert peak["Total"] == tracker.best
+    return {"peak": peak["Total"] - peak.get("_MemRefType.BUFFER", 0), "phase": tracker.phase}
