@@ -259,33 +259,35 @@ class AstUnitContext(UnitContext):
     name_only: set = field(default_factory=set)  # parameter names built from an `ast.arg` (name: annotation)
     statements: list = field(default_factory=list)  # (start, end, indentation) of each statement, in order
 
-    # (statements indexed, their starts, the index of each one's parent or -1), built on first lookup
-    _outline: tuple = field(default=(0, (), ()), repr=False, compare=False)
+    # (statements indexed, their starts in source order, their indexes in that order, the position of
+    # each one's parent in that order or -1): built on the first lookup after statements are added
+    _outline: tuple = field(default=(0, (), (), ()), repr=False, compare=False)
 
     def _indent(self, start: int, end: int) -> str:
         """The indentation of the innermost statement holding [start, end): O(log n) per lookup.
-        Statements are entered in source order, outer before inner, so the innermost holder is the
-        last statement starting at or before `start` that holds `end`, or one of its enclosing ones
-        (a linear scan per lookup made a 100,000-statement forward quadratic: 200 s)."""
+        Statements nest, so the innermost holder is the last one (in source order, outer before
+        inner) starting at or before `start` that holds `end`, or one of its enclosing ones (a
+        linear scan per lookup made a 100,000-statement forward quadratic: 200 s)."""
         statements = self.statements
-        count, starts, parents = self._outline
+        count, starts, order, parents = self._outline
         if count != len(statements):
+            # units may be added out of source order (a whole-model run builds what it reaches)
+            order = sorted(range(len(statements)), key=lambda i: statements[i][0])
             starts, parents, open_ = [], [], []
-            for index, (first, last, _) in enumerate(statements):
-                while open_ and statements[open_[-1]][1] < last:
+            for position, index in enumerate(order):
+                first, last, _ = statements[index]
+                while open_ and statements[order[open_[-1]]][1] < last:
                     open_.pop()
                 parents.append(open_[-1] if open_ else -1)
                 starts.append(first)
-                open_.append(index)
-            if any(a > b for a, b in zip(starts, starts[1:])):
-                return next((indent for first, last, indent in reversed(statements) if first <= start and end <= last), "")
-            self._outline = count, starts, parents = len(statements), starts, parents
-        index = bisect_right(starts, start) - 1
-        while index >= 0:
-            first, last, indent = statements[index]
+                open_.append(position)
+            self._outline = count, starts, order, parents = len(statements), starts, order, parents
+        position = bisect_right(starts, start) - 1
+        while position >= 0:
+            _, last, indent = statements[order[position]]
             if end <= last:
                 return indent
-            index = parents[index]
+            position = parents[position]
         return ""
 
     def _text(self, start: int, end: int) -> str:
