@@ -15,18 +15,27 @@ from decimal import Decimal
 from .dtypes import DType
 
 
+_FIELD_NAMES: dict = {}  # dataclass type -> its field names (`fields()` per value was most of an id's time)
+
+
 def _canonical(value):
-    if type(value) is DType:
-        return value.name
-    if type(value) is Decimal:
-        return "decimal:" + format(value.normalize(), "E")
-    if is_dataclass(value):
-        return {f.name: _canonical(getattr(value, f.name)) for f in fields(value)}
-    if type(value) is tuple:
-        return [_canonical(item) for item in value]
-    if value is None or type(value) in (int, str, bool):
+    kind = type(value)
+    if value is None or kind is int or kind is str or kind is bool:
         return value
-    raise TypeError(f"no canonical form for {type(value).__name__}")
+    if kind is tuple:
+        return [_canonical(item) for item in value]
+    if kind is DType:
+        return value.name
+    if kind is Decimal:
+        return "decimal:" + format(value.normalize(), "E")
+    names = _FIELD_NAMES.get(kind)
+    if names is None and is_dataclass(value):
+        names = tuple(f.name for f in fields(value))
+        if not isinstance(value, type):  # a dataclass itself, not an instance, is not keyed by its type
+            _FIELD_NAMES[kind] = names
+    if names is not None:
+        return {name: _canonical(getattr(value, name)) for name in names}
+    raise TypeError(f"no canonical form for {kind.__name__}")
 
 
 def plan_id(plan) -> str:

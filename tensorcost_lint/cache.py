@@ -31,6 +31,15 @@ CACHE_DIRECTORY_NAME = ".tensorcost_cache"
 # read into memory (it cost 1.26 GB). A file of 33,000 small functions (1.1 MB) writes ~21 MB: under
 # 16 MiB it was never cached and every run paid its full cost again.
 MAX_ENTRY_BYTES = 32 << 20
+# Past that, an entry may grow with the file it is for: a 100,000-statement forward (2.3 MB) writes
+# ~70 MB, and a file that large costs more memory to lint afresh than its entry costs to read, so
+# the bound still keeps a planted entry from costing more than the file itself would.
+ENTRY_BYTES_PER_SOURCE_BYTE = 64
+
+
+def entry_limit(text: str) -> int:
+    """The largest entry read or written for a file of this text."""
+    return MAX_ENTRY_BYTES + ENTRY_BYTES_PER_SOURCE_BYTE * len(text)
 MARKERS = {
     ".gitignore": "# created by tensorcost\n*\n",
     "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# tensorcost result cache\n",
@@ -102,7 +111,7 @@ class ResultCache:
         if not self._trusted(target.parent):
             return None
         try:
-            raw = read_capped(target, MAX_ENTRY_BYTES, follow_symlinks=False)
+            raw = read_capped(target, entry_limit(text), follow_symlinks=False)
             findings, records, skipped = decode_entry(raw, key=key, tool=tool_fingerprint(), path=path, text=text)
         except (OSError, InvalidEntry):
             return None  # absent, planted, stale, edited or malformed: lint afresh, never fail the run
@@ -112,7 +121,7 @@ class ResultCache:
         key = self._key(text, path, config)
         payload = encode_entry(key=key, tool=tool_fingerprint(), path=path, text=text, findings=result.findings,
                                sites=result.records(), skipped=result.skipped)
-        if len(payload) > MAX_ENTRY_BYTES:
+        if len(payload) > entry_limit(text):
             return  # it would be refused when read
         target = self._file(key)
         try:

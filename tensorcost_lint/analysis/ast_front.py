@@ -233,6 +233,35 @@ def convert_unit(settings, recorder, source: SourceText, statement, line_offset:
     return ctx, converter.line([statement])
 
 
+def convert_definition(settings, recorder, source: SourceText, statement):
+    """(unit context, LibCST def or class) for one definition of the file, at any depth (a method
+    as well); raises Unsupported. Positions and code are the file's, through the context."""
+    ctx = AstUnitContext(settings, recorder, None, 0, source=source)
+    converter = _DefinitionConverter(source, ctx)
+    if not source.starts_line(statement):
+        raise Unsupported("a statement after `;`")
+    converter.enter(statement, source.indentation(statement.lineno))
+    return ctx, converter.compound(statement)
+
+
+class _DefinitionConverter(Converter):
+    """Also places compound statements and statement lines: a whole-model run reports at a `def`
+    (a limit reached there), a loop or a statement (the work budget spent there), where LibCST's
+    positions start at the keyword or the statement, as the stdlib's do."""
+
+    def compound(self, node):
+        made = super().compound(node)
+        self.origins[id(made)] = node
+        return made
+
+    def line(self, group: list):
+        made = super().line(group)  # a statement line spans its statements, not its comment
+        first, last = group[0], group[-1]
+        self.ctx.fixed[id(made)] = (self.source.offset(first.lineno, first.col_offset),
+                                    self.source.offset(last.end_lineno, last.end_col_offset))
+        return made
+
+
 def convert_module(settings, recorder, source: SourceText, tree: ast.Module):
     """(unit context, LibCST module) for the whole file; raises Unsupported."""
     ctx = AstUnitContext(settings, recorder, None, 0, source=source)

@@ -259,11 +259,35 @@ class AstUnitContext(UnitContext):
     name_only: set = field(default_factory=set)  # parameter names built from an `ast.arg` (name: annotation)
     statements: list = field(default_factory=list)  # (start, end, indentation) of each statement, in order
 
+    # (statements indexed, their starts in source order, their indexes in that order, the position of
+    # each one's parent in that order or -1): built on the first lookup after statements are added
+    _outline: tuple = field(default=(0, (), (), ()), repr=False, compare=False)
+
     def _indent(self, start: int, end: int) -> str:
-        """The indentation of the innermost statement holding [start, end)."""
-        for first, last, indent in reversed(self.statements):
-            if first <= start and end <= last:
+        """The indentation of the innermost statement holding [start, end): O(log n) per lookup.
+        Statements nest, so the innermost holder is the last one (in source order, outer before
+        inner) starting at or before `start` that holds `end`, or one of its enclosing ones (a
+        linear scan per lookup made a 100,000-statement forward quadratic: 200 s)."""
+        statements = self.statements
+        count, starts, order, parents = self._outline
+        if count != len(statements):
+            # units may be added out of source order (a whole-model run builds what it reaches)
+            order = sorted(range(len(statements)), key=lambda i: statements[i][0])
+            starts, parents, open_ = [], [], []
+            for position, index in enumerate(order):
+                first, last, _ = statements[index]
+                while open_ and statements[order[open_[-1]]][1] < last:
+                    open_.pop()
+                parents.append(open_[-1] if open_ else -1)
+                starts.append(first)
+                open_.append(position)
+            self._outline = count, starts, order, parents = len(statements), starts, order, parents
+        position = bisect_right(starts, start) - 1
+        while position >= 0:
+            _, last, indent = statements[order[position]]
+            if end <= last:
                 return indent
+            position = parents[position]
         return ""
 
     def _text(self, start: int, end: int) -> str:

@@ -7,6 +7,7 @@ pre-commit output show that line to people who did not write the tool.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 
@@ -69,8 +70,17 @@ def _selected_command(argv: list[str]) -> str | None:
     return None
 
 
+# The analysis allocates millions of small, mostly acyclic objects (trees, facts, records) that live
+# until the report is written; at CPython's default thresholds the cyclic collector rescans them
+# often enough to be a third of a large file's time (33,000 functions: 6.5 s, 4.6 s with these).
+# Memory is unchanged: reference counting frees nearly all of it, and cycles are still collected.
+_COLLECTION_THRESHOLDS = (50_000, 50, 50)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*_COLLECTION_THRESHOLDS)
     try:
         args = build_parser(_selected_command(argv)).parse_args(argv)
         return args._module.run(args)
@@ -88,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # writing the report failed (disk full, closed terminal)
         print(one_line(f"tensorcost: error: cannot write output: {error.strerror or error}"), file=sys.stderr)
         return 2
+    finally:
+        gc.set_threshold(*thresholds)  # a host calling main() in process keeps its own
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..config.errors import ConfigError
+from ..formats.indented_json import dumps_indented
 from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
     read_config_json
 from ..config.memory_settings import OPTIMIZERS, MemorySettings, Precision
@@ -117,7 +117,7 @@ def run(args) -> int:
         entries = [configured[name] for name in args.names] if args.names else list(configured.values())
     results = analyse_entries(entries, config)
     if args.format == "json":
-        text = json.dumps(model_document(results, config.hardware_id), indent=2)
+        text = dumps_indented(model_document(results, config.hardware_id), indent=2)
     else:
         text = "\n\n".join(model_text(r, config.hardware_id) for r in results)
     write_output(text + "\n", args.output)

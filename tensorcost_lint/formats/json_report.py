@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from .indented_json import dumps_indented
 
 
 def report_data(report, resolver) -> dict:
@@ -35,4 +35,4 @@ def report_data(report, resolver) -> dict:
 
 
 def render_json(report, resolver) -> str:
-    return json.dumps(report_data(report, resolver), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(report_data(report, resolver), indent=2, ensure_ascii=False) + "\n"

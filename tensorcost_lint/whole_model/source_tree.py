@@ -1,7 +1,9 @@
 """The files of a whole-model run: each read once with the stdlib parser (settings, imports,
-constants, where each top-level definition lies), and each top-level definition parsed by LibCST
-only when the run first reaches it — a model touches a few definitions of files such as
-transformers' `modeling_utils.py` (5,000 lines, 1.6 s to parse whole)."""
+constants, where each top-level definition lies), and each definition the run reaches given its
+LibCST tree only then — a model touches a few definitions of files such as transformers'
+`modeling_utils.py` (5,000 lines, 1.6 s for LibCST to parse whole). The tree is built from the
+stdlib one already parsed (analysis/ast_front.py: no second parse, positions from the file's text in
+O(1), ~20 µs a statement); a definition holding a construct it does not build is parsed by LibCST."""
 
 from __future__ import annotations
 
@@ -16,11 +18,14 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from shape_annotations import merge_dim_bindings
 
+from ..analysis.ast_front import convert_definition
+from ..analysis.ast_positions import AstUnitContext, SourceText
 from ..analysis.cst_parse import parse_module
 from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
+from ..source_lines import source_lines
 from .dim_reads import recorded_like
 from .inheritance import last_method
 
@@ -45,6 +50,9 @@ class TreeFileContext(UnitContext):
     definitions, each with its own lines; a position is looked up in the definition holding it."""
 
     pieces: list = field(default_factory=list)  # [module, line_offset, ParsedPiece]
+    # The definitions built from the stdlib tree (analysis/ast_front.py), all in one context: their
+    # positions and code come from the file's text in O(1), with no LibCST parse or position pass.
+    built: AstUnitContext | None = None
 
     unresolved: list = field(default_factory=list)  # pieces whose positions are not in `found` yet
     found: dict = field(default_factory=dict)  # node -> (line offset, CodeRange) of every resolved piece
@@ -54,9 +62,41 @@ class TreeFileContext(UnitContext):
         self.pieces.append(piece)
         self.unresolved.append(piece)
 
+    def add_built(self, unit: AstUnitContext) -> None:
+        """Join a definition's context from ast_front to the file's (only once it built whole, so
+        no id of a discarded node stays behind)."""
+        built = self.built
+        if built is None:
+            self.built = unit
+            unit.stand_ins = self.stand_ins
+            return
+        built.origins.update(unit.origins)
+        built.fixed.update(unit.fixed)
+        built.sole_arguments |= unit.sole_arguments
+        built.name_only |= unit.name_only
+        built.statements.extend(unit.statements)
+
+    def _built_for(self, node) -> AstUnitContext | None:
+        built = self.built
+        if built is None:
+            return None
+        key = id(self.stand_ins.get(node, node))
+        return built if key in built.origins or key in built.fixed else None
+
+    def node_code(self, node) -> str:
+        built = self._built_for(node)
+        return built.node_code(node) if built is not None else super().node_code(node)
+
+    def bare_code(self, node) -> str:
+        built = self._built_for(node)
+        return built.bare_code(node) if built is not None else super().bare_code(node)
+
     def position(self, node) -> tuple[int, int, int, int]:
         """O(1) per lookup: each piece's positions are resolved once, on the first lookup that
         needs them, and merged into one table (a file of 33,000 definitions is 33,000 pieces)."""
+        built = self._built_for(node)
+        if built is not None:
+            return built.position(node)
         node = self.stand_ins.get(node, node)
         hit = self.found.get(node)
         while hit is None and self.unresolved:
@@ -122,8 +162,9 @@ def parse_piece(text: str, path: str, first: int) -> cst.Module:
     return module
 
 
-# One definition is parsed by LibCST up to this many lines (LibCST takes ~0.4 ms and ~30 KB a line):
-# the statements past it are not analysed, and the cut is listed. Real methods stay under 1,000.
+# A definition LibCST parses (one holding a construct ast_front does not build) is parsed up to this
+# many lines (LibCST takes ~0.4 ms and ~30 KB a line): the statements past it are not analysed, and
+# the cut is listed. Real methods stay under 1,000. Definitions ast_front builds are read whole.
 MAX_DEFINITION_LINES = 5000
 
 
@@ -154,6 +195,7 @@ class LazyDefinitions(Mapping):
         self.spans = spans  # name -> (first line, last line), decorators included
         self.ctx = ctx
         self.parsed: dict = {}
+        self.source: SourceText | None = None  # the file's text for ast_front; None: LibCST parses all
         self.statements: dict = {}  # name -> its ast statement
         self.cuts: list = []  # (path, line, column, what, reason): definitions read only in part
 
@@ -169,10 +211,27 @@ class LazyDefinitions(Mapping):
                           f"{MAX_DEFINITION_LINES:,} are not analysed (bounded work) and the total is partial"))
         return end
 
+    def _build(self, statement):
+        """The LibCST definition built from its stdlib `statement` by ast_front, whole (the work
+        budget bounds what a run reads of it), or None: a construct it does not build, which
+        LibCST parses, to MAX_DEFINITION_LINES."""
+        if statement is None or self.source is None:
+            return None
+        try:
+            unit, definition = convert_definition(self.ctx.settings, self.ctx.recorder, self.source, statement)
+        except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
+            return None
+        self.ctx.add_built(unit)
+        return definition
+
     def __getitem__(self, name: str):
         if name in self.parsed:
             return self.parsed[name]
         first, last = self.spans[name]  # KeyError for a name that is not defined here
+        built = self._build(self.statements.get(name))
+        if built is not None:
+            self.parsed[name] = built
+            return built
         last = self._bounded_end(self.statements.get(name), first, last, name)
         try:
             module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
@@ -201,6 +260,10 @@ class LazyDefinitions(Mapping):
         if found is None or found.col_offset != 4:
             return None
         first = min([found.lineno] + [d.lineno for d in found.decorator_list])
+        built = self._build(found)
+        if built is not None:
+            self.parsed[key] = built
+            return built
         end = self._bounded_end(found, first, found.end_lineno, f"{class_name}.{name}")
         text = "class _:\n" + "".join(self.lines[first - 1:end])
         try:
@@ -281,6 +344,7 @@ class SourceTree:
                 first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
                 spans[statement.name] = (first, statement.end_lineno)
         source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
+        source.definitions.source = SourceText(text, source_lines(text, keepends=True))
         source.definitions.statements = {s.name: s for s in tree.body
                                          if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
