@@ -35,6 +35,8 @@ class ModelResult:
     retention: Retention | None = None  # peak retained bytes, in total and per module
     memory: MemoryTotals | None = None  # totals.memory (Contract 9)
     warnings: list = field(default_factory=list)  # Contract 7a: declared dims the run never read
+    # (file, line, column) of the entry method's `def`: a build entry's lies in the class it built
+    entry_at: tuple | None = None
 
     @property
     def calls_not_costed(self) -> list:
@@ -62,6 +64,14 @@ def _entry_function(run, entry):
     if len(parts) > 1:
         raise SourceError(f"{entry.path}: {entry.qualname}: {parts[0]} is a function")
     return None, FunctionRef(source, definition)
+
+
+def _definition_at(function) -> tuple | None:
+    try:
+        line, column, _, _ = function.source.ctx.position(function.node.name)
+    except (KeyError, AttributeError):
+        return None
+    return str(function.source.path), line, column - len("def ")
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
@@ -123,4 +133,4 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
                                [source for source in run.tree.files.values() if source is not None])
     files = sorted(str(path) for path in run.tree.files if path not in run.tree.virtual)  # the build's text is in no file
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root_path,
-                       files, kept, memory, warnings)
+                       files, kept, memory, warnings, _definition_at(function))

@@ -298,3 +298,16 @@ def test_build_on_the_command_line(tmp_path, capsys, monkeypatch):
     assert record["totals"]["flops"] == 2 * 2 * (48 * 48 + 3 * 48 * 96 + 48 * 10)
     assert main(["model", "--build", "Net(", "--format", "json"]) == 2
     assert "--build: Net(: invalid Python" in capsys.readouterr().err
+
+
+def test_check_holds_a_built_model_to_its_budget_at_the_built_class_method(tmp_path, capsys, monkeypatch):
+    """`check` runs build entries too: TCL503 lands on the `def forward` of the class the call built."""
+    (tmp_path / "net.py").write_text(USER_MODEL.replace("from layerkit.layers import SwiGLU", "SwiGLU = nn.Identity"))
+    (tmp_path / "tensorcost.yaml").write_text(
+        "dims: {batch: 2}\nmodels:\n  net:\n    build: \"Net(dim=32)\"\n    inputs: {x: \"float32 batch 32\"}\n"
+        "    budgets: {flops: 100}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "net.py"]) == 1
+    out = capsys.readouterr().out
+    line = USER_MODEL.splitlines().index("    def forward(self, x):") + 1
+    assert f"net.py:{line}:5: TCL503" in out and "model `net`" in out, out
