@@ -164,6 +164,9 @@ def getattr_call(run, interp, args):
     return None
 
 
+# abstract container types no int is an instance of (`isinstance(image_size, collections.abc.Iterable)`)
+_CONTAINER_ABCS = frozenset(f"{module}.{name}" for module in ("collections.abc", "typing")
+                            for name in ("Iterable", "Sequence", "Collection", "Container", "Mapping", "Sized"))
 _TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
 
 
@@ -190,8 +193,9 @@ def isinstance_decision(interp, args):
             return False
         if type(value) is DimFact and "int" in names:
             return True
-        if type(value) is DimFact and all(n in ("tuple", "list", "dict", "str", "float") for n in names):
-            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`
+        if type(value) is DimFact and all(n in ("tuple", "list", "dict", "str", "float") or n in _CONTAINER_ABCS
+                                          for n in names):
+            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`; an int is no Iterable
         if type(value) is StringFact:
             return "str" in names
     return None

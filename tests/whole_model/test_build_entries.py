@@ -238,6 +238,52 @@ def test_auto_model_from_config_equals_flop_counter_mode(tmp_path, capsys):
         assert record["complete"] is True and record["totals"]["flops"] == reference[record["mode"]]
 
 
+# -- vision models from the active environment's installed source -----------------------------------------
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_an_installed_vision_transformer_built_with_nested_calls(tmp_path, capsys, mode):
+    """x-transformers' ViT, its attention layers an argument built by another call, read from the
+    installed package (`site_packages: auto`)."""
+    x_transformers = pytest.importorskip("x_transformers")
+    build = ("x_transformers.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10, "
+             "attn_layers=x_transformers.Encoder(dim=64, depth=2, heads=4))")
+    models = f"  vit:\n    build: \"{build}\"\n    inputs: {{img: \"float32 batch 3 32 32\"}}\n    mode: {mode}\n"
+    code, records, err = _run(tmp_path, capsys, models, site="auto")
+    assert code == 0, err
+    torch.manual_seed(0)
+    model = x_transformers.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10,
+                                                attn_layers=x_transformers.Encoder(dim=64, depth=2, heads=4))
+    reference = counted_flops(model, torch.randn(2, 3, 32, 32), training=mode == "training")
+    record = records[0]
+    assert record["complete"] is True and record["totals"]["flops"] == reference
+    from importlib.metadata import version
+
+    assert record["packages_read"]["x_transformers"] == version("x-transformers")
+
+
+def test_transformers_vit_built_from_its_config(tmp_path, capsys):
+    """ViT's patch count reads `isinstance(image_size, collections.abc.Iterable)` of an int (False).
+    `num_labels` is a property of the config class, computed from `id2label`: given as a dim here."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.ViTConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=2,
+                                    image_size=32, patch_size=8, num_labels=10)
+    config._attn_implementation = "eager"
+    config.to_json_file(str(tmp_path / "vit.config.json"))
+    models = ("  vit:\n    build: \"ViTForImageClassification(config)\"\n    dims_from: vit.config.json\n"
+              "    inputs: {pixel_values: \"float32 batch 3 32 32\"}\n"
+              "    assume: {\"self.config._attn_implementation\": eager, \"pixel_values.dtype != expected_dtype\": false}\n")
+    code, records, err = _run(tmp_path, capsys, models, site="auto", dims="{batch: 2, num_labels: 10}")
+    assert code == 0, err
+    model = transformers.ViTForImageClassification(config).eval()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(pixel_values=torch.randn(2, 3, 32, 32))
+    record = records[0]
+    assert record["unresolved_sites"] == 0 and record["totals"]["flops"] == counter.get_total_flops()
+    assert record["packages_read"]["transformers"] == transformers.__version__
+
+
 # -- bad input: one line naming file, key and reason, exit 2 -------------------------------------------------
 
 @pytest.mark.parametrize("build, key, reason", [
