@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bounded_read import read_capped
+from ..confinement import Confinement
 from .installed_source import MODELLED_PACKAGES
 
 MAX_SOURCE_BYTES = 2**20  # as source_tree: a file larger than any real module is not read
@@ -43,6 +44,9 @@ class NameSearch:
 
     def __init__(self, layers: list) -> None:
         self.layers = [(label, [Path(root) for root in roots]) for label, roots in layers]
+        # a search reads inside its roots only (`from .... import *` climbing out of a package, a
+        # symlink to a secret): the same rule as confinement.py, by real path
+        self.allowed = Confinement.of(*(root for _, roots in self.layers for root in roots))
         self.read = 0
         self._texts: dict = {}
         self._trees: dict = {}
@@ -153,7 +157,7 @@ class NameSearch:
                 raise NameNotFound(f"the search read {MAX_FILES_READ:,} files (bounded work); write the name's "
                                    "module, e.g. package.module.Name")
             try:
-                self._texts[file] = read_capped(file, MAX_SOURCE_BYTES)
+                self._texts[file] = read_capped(file, MAX_SOURCE_BYTES) if self.allowed.allows(file) else None
             except (OSError, ValueError):
                 self._texts[file] = None
         return self._texts[file]

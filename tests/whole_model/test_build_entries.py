@@ -357,3 +357,18 @@ def test_check_holds_a_built_model_to_its_budget_at_the_built_class_method(tmp_p
     out = capsys.readouterr().out
     line = USER_MODEL.splitlines().index("    def forward(self, x):") + 1
     assert f"net.py:{line}:5: TCL503" in out and "model `net`" in out, out
+
+
+def test_the_name_search_reads_nothing_outside_its_roots(tmp_path, capsys):
+    """A star import climbing out of the project is not followed: the name
+    (`from ...outside import *`) would bring in resolves to nothing, and the file outside is never read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "__init__.py").write_text("class Secret:\n    pass\n")
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("from ...outside import *\n")
+    (project / ".git").mkdir()  # the project root: tmp_path/outside lies beyond it
+    code, _, err = _run(project, capsys, "  m:\n    build: \"Secret()\"\n    inputs: {x: \"float32 batch 8\"}\n",
+                        site=None)
+    assert code == 2 and "`Secret` resolves to nothing" in err, err
