@@ -360,8 +360,8 @@ def test_check_holds_a_built_model_to_its_budget_at_the_built_class_method(tmp_p
 
 
 def test_the_name_search_reads_nothing_outside_its_roots(tmp_path, capsys):
-    """A star import climbing out of the project is not followed: the name
-    (`from ...outside import *`) would bring in resolves to nothing, and the file outside is never read."""
+    """A star import climbing out of the project (`from ...outside import *`) is not followed: the
+    name it would bring in resolves to nothing, and the file outside is never read."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "__init__.py").write_text("class Secret:\n    pass\n")
