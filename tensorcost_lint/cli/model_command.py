@@ -7,11 +7,13 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from ..formats.indented_json import dumps_indented
+from ..config.build_expressions import parse_build
 from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
-    read_config_json
+    parse_method_entry, read_config_json
 from ..config.memory_settings import OPTIMIZERS, MemorySettings, Precision
 from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
 from ..whole_model.analyse import analyse_model
+from ..whole_model.build_entry import BuildError
 from ..whole_model.report import model_document
 from ..whole_model.report_text import model_text
 from ..whole_model.source_tree import SourceError
@@ -20,7 +22,10 @@ from .output import write_output
 
 def add_arguments(parser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="configured models to analyse (default: all)")
-    parser.add_argument("--entry", metavar="FILE:QUALNAME", help="analyse this entry instead of configured models")
+    parser.add_argument("--entry", metavar="FILE:QUALNAME", help="analyse this entry instead of configured models "
+                        "(with --build: a method name of the built object, default forward)")
+    parser.add_argument("--build", metavar="EXPR", help="a Python call that builds the model, e.g. "
+                        "\"VisionTransformer(depth=4)\" (Contract 7a; parsed, never run)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
                         help="an entry input, e.g. idx='int64 B T' (repeatable; with --entry)")
     parser.add_argument("--dims-from", metavar="JSON", help="a Hugging Face config.json whose integer fields are dims")
@@ -48,7 +53,15 @@ def _assume_value(text: str):
 
 
 def _command_line_entry(args) -> ModelEntry:
-    path, qualname = parse_entry_text(args.entry, Path.cwd(), lambda reason: ConfigError("--entry", args.entry, reason))
+    if args.build is not None:  # names resolve as in a module of the working directory
+        parse_build(args.build, lambda reason: ConfigError("--build", args.build, reason))
+        entry_text = args.entry or "forward"
+        qualname = parse_method_entry(entry_text, lambda reason: ConfigError("--entry", entry_text, reason))
+        path, readable = str(Path.cwd() / "command line"), ()
+    else:
+        path, qualname = parse_entry_text(args.entry, Path.cwd(),
+                                          lambda reason: ConfigError("--entry", args.entry, reason))
+        entry_text, readable = args.entry, (_package_root(Path(path)),)
     inputs = []
     for text in args.input:
         name, sep, spec = text.partition("=")
@@ -62,9 +75,9 @@ def _command_line_entry(args) -> ModelEntry:
         if not sep or not condition.strip():
             raise ConfigError("--assume", text, "expected EXPR=VALUE, e.g. self.flash=false")
         assume[" ".join(condition.split())] = _assume_value(value)
-    return ModelEntry(args.entry, args.entry, path, qualname, tuple(inputs), dims_of_config(values),
+    return ModelEntry(args.build or args.entry, entry_text, path, qualname, tuple(inputs), dims_of_config(values),
                       args.mode or "inference", assume, config_values=values, memory=_memory_flags(args),
-                      readable=(_package_root(Path(path)),))
+                      readable=readable, build=args.build)
 
 
 
@@ -99,9 +112,9 @@ def _package_root(path: Path) -> str:
 def run(args) -> int:
     dims = tuple(parse_dim_override(text) for text in args.dim)
     config = ConfigResolver(Overrides(config_file=args.config, dims=dims)).for_path(Path.cwd())
-    if args.entry:
+    if args.entry or args.build is not None:
         if args.names:
-            raise ConfigError("tensorcost model", args.names[0], "give model NAMEs or --entry, not both")
+            raise ConfigError("tensorcost model", args.names[0], "give model NAMEs or --entry/--build, not both")
         entries = [_command_line_entry(args)]
     else:
         for flag, given in (("--input", args.input), ("--dims-from", args.dims_from), ("--mode", args.mode),
@@ -115,7 +128,7 @@ def run(args) -> int:
             if name not in configured:
                 raise ConfigError(config.source, f"models.{name}", "no such model")
         entries = [configured[name] for name in args.names] if args.names else list(configured.values())
-    results = analyse_entries(entries, config)
+    results = analyse_entries(entries, config, command_line=bool(args.entry or args.build is not None))
     if args.format == "json":
         text = dumps_indented(model_document(results, config.hardware_id), indent=2)
     else:
@@ -124,12 +137,16 @@ def run(args) -> int:
     return 0
 
 
-def analyse_entries(entries, config) -> list:
+def analyse_entries(entries, config, command_line: bool = False) -> list:
     """Each model entry analysed; a failure is one ConfigError line naming the entry."""
     results = []
     for entry in entries:
         try:
             results.append(analyse_model(entry, config, dict(config.cli_dims)))
+        except BuildError as error:  # the file and key that hold the build expression
+            if command_line:
+                raise ConfigError("--build", entry.build, str(error)) from None
+            raise ConfigError(config.source, f"models.{entry.name}.build", str(error)) from None
         except SourceError as error:
             raise ConfigError(entry.entry, "entry", str(error)) from None
         except (RecursionError, MemoryError) as error:

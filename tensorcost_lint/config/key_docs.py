@@ -82,15 +82,28 @@ KEY_DOCS: dict[str, KeyDoc] = {
                            "Directories outside the project root (the config's repository) that whole-model "
                            "runs may read — imports, entries, `dims_from` (docs/limits-and-security.md). "
                            "Nothing outside the root is read without it."),
+    "site_packages": KeyDoc("`auto`, `none` or a directory path", "none",
+                            "Installed packages whose source whole-model runs may read, as text (Contract 7a): "
+                            "`auto` is the site folders of the environment tensorcost runs in (read from "
+                            "`sys.path`, nothing imported), a path is one site folder. `none` keeps runs "
+                            "confined to the project and `source_roots`. torch, numpy and jax are never read "
+                            "(the analysis models them); a package not found is one `not_followed` reason."),
     "work_budget": KeyDoc("mapping of `steps`, `contexts`, `entries` → positive integer", NO_DEFAULT,
                           "How much one whole-model run may do: statements interpreted (`steps`, default "
                           "50000), distinct (function, argument values) analyses (`contexts`, 5000), entries "
                           "walked for the retained bytes (`entries`, 1000000). When a part is spent the run "
                           "stops there, lists what was cut, and its total is partial."),
     "models.NAME": KeyDoc("mapping", NO_DEFAULT, "One whole-model analysis (keys below)."),
-    "models.NAME.entry": KeyDoc("`FILE:QUALNAME`", NO_DEFAULT,
-                                "Required. The entry method, e.g. `model.py:GPT.forward`; FILE relative to "
-                                "the config file."),
+    "models.NAME.build": KeyDoc("Python call (text)", NO_DEFAULT,
+                                "The model as you build it (Contract 7a): `\"VisionTransformer(depth=4)\"`, a "
+                                "factory, `timm.create_model(\"vit_tiny_patch16_224\", depth=4)` or "
+                                "`LlamaForCausalLM(config)` (`config`: the `dims_from` config). Parsed and "
+                                "interpreted, never run; names resolve in the config's folder, `source_roots`, "
+                                "then `site_packages`. Only calls, names, attributes and literals."),
+    "models.NAME.entry": KeyDoc("`FILE:QUALNAME`, or a method name with `build`", NO_DEFAULT,
+                                "The entry method, e.g. `model.py:GPT.forward` (FILE relative to the config "
+                                "file; required without `build`), or with `build` a method of the built "
+                                "object (default `forward`)."),
     "models.NAME.inputs": KeyDoc("mapping of parameter → `\"[dtype] shape\"`", {},
                                  "The entry's tensor parameters: an optional dtype, then a jaxtyping shape "
                                  "(`idx: \"int64 B T\"`)."),

@@ -13,6 +13,7 @@ from pathlib import Path
 from estimator import EstimatorError, normalize_dtype
 from shape_annotations import ShapeDim, ShapeError, parse_shape_string
 
+from .build_expressions import parse_build
 from .byte_sizes import parse_byte_size
 from .errors import ConfigError
 from .fields import MappingReader
@@ -50,6 +51,9 @@ class ModelEntry:
     memory: MemorySettings = MemorySettings()  # optimizer, precision, KV cache (Contract 9)
     # directories the command line named (`--entry`'s package): readable beyond the project root
     readable: tuple = ()
+    # Contract 7a: the Python call that builds the model (then `entry` is a method of what it
+    # builds, `qualname` that method's name and `path` the config file, whose folder names resolve in)
+    build: str | None = None
 
 
 def parse_entry_text(text: str, root: Path | None, error) -> tuple[str, str]:
@@ -146,12 +150,26 @@ def _budgets(reader: MappingReader) -> dict:
     return budgets
 
 
+def parse_method_entry(text: str, error) -> str:
+    """`entry: forward` beside `build:`: a method name of the built object."""
+    if ":" in text or not text.isidentifier():
+        raise error(f"with `build`, entry is a method name of the built object (e.g. forward), got {text!r}")
+    return text
+
+
 def parse_model(name: str, reader: MappingReader, root: Path | None, confinement=None) -> ModelEntry:
-    reader.allow_only(("entry", "inputs", "dims_from", "mode", "assume", "budgets", "optimizer", "precision",
-                       "cache_len", "cache_dtype"))
-    entry_text = reader.text("entry", required=True)
-    path, qualname = parse_entry_text(entry_text, root, lambda reason: reader.error("entry", reason))
-    _confined(confinement, path, entry_text.rpartition(":")[0], reader, "entry")
+    reader.allow_only(("entry", "build", "inputs", "dims_from", "mode", "assume", "budgets", "optimizer",
+                       "precision", "cache_len", "cache_dtype"))
+    build = reader.text("build")
+    if build is not None:
+        parse_build(build, lambda reason: reader.error("build", reason))
+        entry_text = reader.text("entry", "forward")
+        qualname = parse_method_entry(entry_text, lambda reason: reader.error("entry", reason))
+        path = str((root or Path.cwd()) / Path(reader.source).name)
+    else:
+        entry_text = reader.text("entry", required=True)
+        path, qualname = parse_entry_text(entry_text, root, lambda reason: reader.error("entry", reason))
+        _confined(confinement, path, entry_text.rpartition(":")[0], reader, "entry")
     inputs = []
     inputs_reader = reader.mapping("inputs")
     if inputs_reader is not None:
@@ -177,7 +195,8 @@ def parse_model(name: str, reader: MappingReader, root: Path | None, confinement
     budgets = _budgets(budgets_reader) if budgets_reader is not None else {}
     memory = parse_memory_settings(reader, mode)
     reader.finish()
-    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values, memory)
+    return ModelEntry(name, entry_text, path, qualname, tuple(inputs), dims, mode, assume, budgets, values, memory,
+                      build=build)
 
 
 def _confined(confinement, path, shown: str, reader: MappingReader, key: str) -> None:

@@ -25,6 +25,7 @@ from .errors import ConfigError
 from .fields import MappingReader, _short, key_path
 from .per_file_ignores import codes_ignored_for
 from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
+from .site_packages import parse_site_packages
 from ..confinement import Confinement, OutsideProject, repository_root
 from .work_limits import WorkLimits, parse_work_limits
 from .safe_yaml import MAX_FILE_BYTES, load_yaml_text, read_text_file
@@ -87,13 +88,17 @@ class ProjectConfig:
     models: tuple = field(default=(), compare=False)  # model_entries.ModelEntry (Contract 7)
     causal_attention_flops: str = "unmasked"  # or "dense": the full score square (Contract 7)
     source_roots: tuple[str, ...] = ()  # directories outside the project root that a run may read
+    # Contract 7a: `site_packages` as written (auto | PATH | none) and the site folders it means:
+    # imports are followed into their packages' source, read as text
+    site_packages: str = "none"
+    site_folders: tuple[str, ...] = ()
     work_budget: WorkLimits = WorkLimits()  # how much one whole-model run may do (work_limits.py)
 
     @cached_property
     def confinement(self) -> Confinement:
         """What a run may read: the repository holding the config (the working directory's when
-        there is no config file) and `source_roots`."""
-        return project_confinement(self.root, self.source_roots)
+        there is no config file), `source_roots` and, opted in by `site_packages`, the site folders."""
+        return project_confinement(self.root, self.source_roots + self.site_folders)
 
     @property
     def hardware(self) -> HardwareEvidence:
@@ -245,7 +250,8 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
     budgets = _budgets(reader)
     hardware_id = reader.text("hardware", "h100-sxm")
     source_roots = _source_roots(reader, root)
-    confinement = project_confinement(str(root) if root is not None else None, source_roots)
+    site_packages, site_folders = parse_site_packages(reader, root)
+    confinement = project_confinement(str(root) if root is not None else None, source_roots + site_folders)
     evidence_files = []
     devices: dict[str, HardwareEvidence] = {}
     for index, entry in enumerate(reader.sequence("evidence")):
@@ -292,6 +298,8 @@ def parse_config(document: object, source: str, root: Path | None) -> ProjectCon
         models=models,
         causal_attention_flops=causal_attention_flops,
         source_roots=source_roots,
+        site_packages=site_packages,
+        site_folders=site_folders,
         work_budget=parse_work_limits(reader),
     )
     reader.finish()

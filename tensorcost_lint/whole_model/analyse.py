@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
 
 from ..analysis.facts import CONFIG, TensorFact
+from .build_entry import built_entry
 from .config_objects import bind_root_config
 from .dim_reads import RecordedSizes, unread_warnings
 from .library_values import config_class_values
@@ -35,6 +38,8 @@ class ModelResult:
     retention: Retention | None = None  # peak retained bytes, in total and per module
     memory: MemoryTotals | None = None  # totals.memory (Contract 9)
     warnings: list = field(default_factory=list)  # Contract 7a: declared dims the run never read
+    # (file, line, column) of the entry method's `def`: a build entry's lies in the class it built
+    entry_at: tuple | None = None
 
     @property
     def calls_not_costed(self) -> list:
@@ -42,18 +47,8 @@ class ModelResult:
         return [problem for problem in self.problems if problem[0] not in (MEMORY_PROBLEM, "memory")]
 
 
-def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
-    if entry.mode == "decode":
-        raise SourceError(f"{entry.name}: mode decode is not implemented yet (one token against a cache of "
-                          "cache_len needs the model's decode path with past_key_values)")
-    sizes = RecordedSizes({**entry.dims, **config.dims, **cli_dims})
-    root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
-    settings_config = replace(config, dims=sizes)
-    # the project root and source_roots; what the command line named is the user's explicit choice
-    confinement = config.confinement.widened(*entry.readable)
-    run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder, confinement), sizes,
-                   entry.mode, entry.assume, entry.config_values, config.work_budget)
-    run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
+def _entry_function(run, entry):
+    """(the object built with its constructor defaults or None, the FunctionRef) of `FILE:QUALNAME`."""
     source = run.tree.load(Path(entry.path))
     if entry.config_values:
         bind_root_config(run, source)  # the config is an instance of its class: its methods and properties run
@@ -71,13 +66,46 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
             raise SourceError(f"{entry.path}: {entry.qualname} is not a method of {parts[0]}")
         self_fact = run.build(source, definition, [], {}, read_missing_as_dims=True)
         run.assign_paths(self_fact)
-        function = FunctionRef(source, method, run.instance(self_fact))
-        root = self_fact
+        return self_fact, FunctionRef(source, method, run.instance(self_fact))
+    if len(parts) > 1:
+        raise SourceError(f"{entry.path}: {entry.qualname}: {parts[0]} is a function")
+    return None, FunctionRef(source, definition)
+
+
+def _definition_at(run, function) -> tuple | None:
+    """(file, line, column) of the entry method's `def`: from the LibCST positions, or, for a
+    definition built from the stdlib tree whose name node has none, from that tree."""
+    try:
+        line, column, _, _ = function.source.ctx.position(function.node.name)
+        return str(function.source.path), line, column - len("def ")
+    except (KeyError, AttributeError):
+        pass
+    instance = function.bound
+    found = run.tree.class_ast(function.source, instance.class_name) if instance is not None else None
+    if found is None:
+        return None
+    for statement in found[1].body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == function.node.name.value:
+            return str(found[0].path), statement.lineno, statement.col_offset + 1
+    return None
+
+
+def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
+    if entry.mode == "decode":
+        raise SourceError(f"{entry.name}: mode decode is not implemented yet (one token against a cache of "
+                          "cache_len needs the model's decode path with past_key_values)")
+    sizes = RecordedSizes({**entry.dims, **config.dims, **cli_dims})
+    root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
+    settings_config = replace(config, dims=sizes)
+    # the project root and source_roots; what the command line named is the user's explicit choice
+    confinement = config.confinement.widened(*entry.readable)
+    run = ModelRun(lambda recorder: SourceTree(root_path, settings_config, {}, recorder, confinement), sizes,
+                   entry.mode, entry.assume, entry.config_values, config.work_budget)
+    run.default_dtype = config.default_dtype  # `.to(torch.float32)` of a default-dtype tensor is no copy
+    if entry.build is not None:  # Contract 7a: the object as the user builds it
+        root, function = built_entry(run, entry, settings_config, Path(entry.path).parent)
     else:
-        if len(parts) > 1:
-            raise SourceError(f"{entry.path}: {entry.qualname}: {parts[0]} is a function")
-        function = FunctionRef(source, definition)
-        root = None
+        root, function = _entry_function(run, entry)
     keywords = {}
     for spec in entry.inputs:
         fact = TensorFact(spec.dims, spec.dtype, framework="torch")
@@ -120,5 +148,6 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         run.problems.append(("memory", str(error)))
     warnings = unread_warnings(config.dims, cli_dims, sizes, run.stack[0], entry.inputs,
                                [source for source in run.tree.files.values() if source is not None])
+    files = sorted(str(path) for path in run.tree.files if path not in run.tree.virtual)  # the build's text is in no file
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root_path,
-                       sorted(str(path) for path in run.tree.files), kept, memory, warnings)
+                       files, kept, memory, warnings, _definition_at(run, function))

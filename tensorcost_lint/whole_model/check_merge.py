@@ -74,7 +74,8 @@ def run_models(report, resolver, cache=None) -> list:
             try:
                 outcome = run_model(entry, config)
             except SourceError as error:
-                raise ConfigError(config.source, f"models.{entry.name}.entry", str(error)) from None
+                key = getattr(error, "key", "entry")  # build_entry.BuildError: the `build` key
+                raise ConfigError(config.source, f"models.{entry.name}.{key}", str(error)) from None
             if cache is not None and outcome.error is None:
                 cache.put(entry, config, outcome)
         outcomes.append((config, outcome))

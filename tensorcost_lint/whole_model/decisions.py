@@ -13,7 +13,7 @@ from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact
 from ..analysis.interpreter import UNHANDLED
 from . import known_values
 from .expressions import truth
-from .library_objects import IntFact, MappingFact, RecordFact, TorchFunction
+from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
@@ -148,6 +148,8 @@ def _contains(item, container):
         if item.value in dict(container.items):
             return True
         return None if known_values.partly_unknown(container) else False
+    if type(container) is RegistryRef and item.value in (key for key, _, _ in container.mapping):
+        return True  # `name in _model_entrypoints`: a key the table is known to hold (absent: unknown)
     if type(container) is SequenceFact:  # `arch in ("OlmoeForCausalLM", "Olmo2ForCausalLM")`, `t in ('a', 'c')`
         values = [i.value for i in container.items if type(i) is StringFact]
         if item.value in values:

@@ -158,6 +158,8 @@ def run_model(entry, config) -> ModelOutcome:
                             for key, value in entry.budgets.items()})
     try:
         result = analyse_model(entry, config, dict(config.cli_dims))
+        if entry.build is not None and result.entry_at is not None:  # Contract 7a: the built class's method
+            outcome.entry_path, outcome.definition = result.entry_at[0], result.entry_at[1:]
         sizes = {**entry.dims, **config.dims, **config.cli_dims}
         outcome.totals = _totals(result, config.hardware_id)
         outcome.sites = _context_sites(result, sizes, config)

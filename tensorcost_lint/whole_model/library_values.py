@@ -209,6 +209,9 @@ def getattr_call(run, interp, args):
     return None
 
 
+# abstract container types no int is an instance of (`isinstance(image_size, collections.abc.Iterable)`)
+_CONTAINER_ABCS = frozenset(f"{module}.{name}" for module in ("collections.abc", "typing")
+                            for name in ("Iterable", "Sequence", "Collection", "Container", "Mapping", "Sized"))
 _TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
 _NOT_INT = ("tuple", "list", "dict", "str", "float", "slice")  # builtin types no int is an instance of
 
@@ -240,8 +243,8 @@ def isinstance_decision(interp, args):
             return False
         if type(value) is DimFact and "int" in names:
             return True
-        if type(value) is DimFact and all(n in _NOT_INT for n in names):
-            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`
+        if type(value) is DimFact and all(n in _NOT_INT or n in _CONTAINER_ABCS for n in names):
+            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`; an int is no Iterable
         if type(value) is StringFact:
             return "str" in names
     return None

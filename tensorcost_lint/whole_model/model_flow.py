@@ -17,8 +17,8 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, known_builtins, \
-    known_floats, known_iteration, \
+from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, installed_source, \
+    known_builtins, known_floats, known_iteration, \
     known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -449,6 +449,8 @@ def _why_unknown(interp, func) -> str | None:
             if why is None and tree.definition(receiver.source, func.attr.value) is None:
                 why = f"`{func.attr.value}` is not defined in {receiver.source.path.name}"
             return why
+        if type(receiver) is SelfFact and receiver.attributes.get(func.attr.value, NONE) is None:
+            return installed_source.why_attribute_unknown(interp.run, receiver, func.attr.value)  # `self.ffn = Lib(...)`
         inner = func.value
         while isinstance(inner, cst.Attribute):
             inner = inner.value

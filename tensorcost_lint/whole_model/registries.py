@@ -14,6 +14,7 @@ import ast
 
 from ..analysis.calls import SHAPE_PRESERVING_MODULES
 from ..analysis.facts import ModuleFact, StringFact
+from .decorated_registries import decorated_entries
 from .library_objects import MappingFact, RegistryRef, TorchFunction
 from .objects import ClassRef, FunctionRef
 
@@ -27,7 +28,7 @@ def registry(run, source, name: str):
         return None
     home, value = found
     if isinstance(value, ast.Dict):  # `LLAMA_ATTENTION_CLASSES = {"eager": LlamaAttention, ...}`
-        return RegistryRef(home, name, None, tuple(_items(value, home)), False)
+        return RegistryRef(home, name, None, tuple(_items(value, home) + _decorated(run, home, name)), False)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
     mapping = None
@@ -52,6 +53,15 @@ def registry(run, source, name: str):
     if mapping is None:
         return None
     return RegistryRef(home, name, cls, tuple(mapping), instantiates)
+
+
+def _decorated(run, home, name: str) -> list:
+    """The entries decorators of `home` add to its table `name` at import time, read once per run."""
+    held = run.__dict__.setdefault("decorated_tables", {})
+    key = (str(home.path), name)
+    if key not in held:
+        held[key] = decorated_entries(run, home, name)
+    return held[key]
 
 
 def _items(node: ast.Dict, source) -> list:

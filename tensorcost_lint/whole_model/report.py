@@ -90,6 +90,8 @@ def model_json(result, hardware_id: str) -> dict:
         "warnings": list(result.warnings),
         # Contract 7a: installed packages whose source the run read, with their versions
         "packages_read": packages_read(result.files),
+        # Contract 7a: the call that built the model, when the entry is a method of what it builds
+        **({"build": result.entry.build} if result.entry.build is not None else {}),
     }
 
 

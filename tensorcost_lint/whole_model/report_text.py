@@ -158,7 +158,9 @@ def not_followed_lines(calls: list) -> list[str]:
 
 def model_text(result, hardware_id: str) -> str:
     data = model_json(result, hardware_id)
-    lines = [f"model {data['name']} ({data['mode']}) {data['entry']} on {hardware_id}"]
+    # a build entry: `VisionTransformer(img_size=64, …).forward`, long calls by their callee
+    entry = f"{short_expression(data['build'])}.{data['entry']}" if "build" in data else data["entry"]
+    lines = [f"model {data['name']} ({data['mode']}) {entry} on {hardware_id}"]
     lines += _module_table(result, data)
     lines.append(_totals_line(data, result))
     lines += undecided_lines(data["undecided"], result.totals.at_stake)

@@ -28,6 +28,7 @@ from ..bounded_read import read_capped
 from ..source_lines import source_lines
 from .dim_reads import recorded_like
 from .inheritance import last_method
+from .installed_source import import_roots, not_found_reason, searched_in_site
 
 # A file a whole-model run reads: the stdlib tree alone takes ~200 bytes per source byte (a 2.3 MB
 # forward of 100,000 statements: 485 MB), so the cap keeps a run's memory bounded; the largest file
@@ -307,7 +308,11 @@ class SourceTree:
         self.files: dict[Path, SourceFile | None] = {}
         self.unreadable: dict = {}  # path -> why it could not be read (said again when it is reached again)
         self.failures: dict = {}  # (file path, name) -> why the name's import could not be followed
+        self.virtual: set = set()  # paths of modules given as text (load_text), in no file on disk
         self._modules: dict = {}  # (file path, name) -> the SourceFile a module name means, or None
+        # Contract 7a: absolute imports are also looked for in `source_roots` and the site folders
+        self.source_roots, self.site_folders = import_roots(config)
+        self.site_setting = getattr(config, "site_packages", "none")
 
     def load(self, path: Path) -> SourceFile:
         path = path.resolve()
@@ -330,6 +335,16 @@ class SourceTree:
         except (OSError, UnicodeDecodeError, SyntaxError, RecursionError, ValueError) as error:
             self.unreadable[path] = f"{path}: cannot be analysed: {(str(error).splitlines() or [''])[0][:200]}"
             raise SourceError(self.unreadable[path]) from None
+        return self._indexed(path, text, tree)
+
+    def load_text(self, path: Path, text: str) -> SourceFile:
+        """A module that exists only as text (a `build:` expression's module, build_entry.py), as if
+        it were the file `path`: its imports resolve from that file's folder."""
+        source = self._indexed(path, text, ast.parse(text))
+        self.virtual.add(path)
+        return source
+
+    def _indexed(self, path: Path, text: str, tree: ast.Module) -> SourceFile:
         imports = import_table_from_ast(tree)
         sizes = recorded_like(self.config.dims, merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()),
                                                                    self.cli_dims))
@@ -388,7 +403,13 @@ class SourceTree:
                 base = base.parent
             bases = [base]
         else:  # `from pkg.module import x`: pkg beside the importer, above it (its own package), or at the root
-            bases = list(dict.fromkeys([*list(importer.parents)[:6], self.root, *list(self.root.parents)[:3]]))
+            bases = list(dict.fromkeys([*list(importer.parents)[:6], self.root, *list(self.root.parents)[:3],
+                                        *map(Path, self.source_roots)]))
+            if parts and searched_in_site(parts[0]):
+                bases.extend(Path(folder) for folder in self.site_folders if Path(folder) not in bases)
+        if parts and not level and not searched_in_site(parts[0]) and self.site_folders:
+            # torch, numpy, ...: modelled by the analysis's tables, never read from an installed copy
+            bases = [base for base in bases if not any(_inside(base, folder) for folder in self.site_folders)]
         for base in bases:
             candidate = base.joinpath(*parts) if parts else base
             for file in (candidate.with_suffix(".py") if parts else None, candidate / "__init__.py"):
@@ -467,6 +488,10 @@ class SourceTree:
             if file is None:
                 if level and imported is not None:  # a relative import names the tree's own code
                     self.failures[(source.path, name)] = f"`{'.' * level}{module or ''}` is not in the analysed tree"
+                elif imported is not None and module:
+                    why = not_found_reason(module, self.site_setting)
+                    if why is not None:
+                        self.failures[(source.path, name)] = why
                 continue
             next_source = self._load_for(source, name, file)
             if next_source is None:
@@ -486,6 +511,10 @@ class SourceTree:
     def why_not_followed(self, source: SourceFile, name: str) -> str | None:
         """Why `name` (imported in `source`) means nothing the run could read, if it is known."""
         return self.failures.get((source.path, name))
+
+
+def _inside(path: Path, folder: str) -> bool:
+    return str(path) == folder or str(path).startswith(folder.rstrip("/") + "/")
 
 
 def _guarded_imports(body) -> list:

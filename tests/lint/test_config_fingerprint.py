@@ -16,7 +16,7 @@ CHANGED = {
     "traffic_boundary": "l2-to-compute", "torch_einsum": "opt-einsum", "select": ("TCL4",),
     "extend_select": ("TCL501",), "ignore": ("TCL201",), "execution": ExecutionPolicy(count=2),
     "per_file_ignores": (("tests/*", "/tmp", ("TCL401",)),), "causal_attention_flops": "dense",
-    "source_roots": ("/opt/shared",),
+    "source_roots": ("/opt/shared",), "site_packages": "auto", "site_folders": ("/opt/site-packages",),
     "work_budget": WorkLimits(steps=10),
     "models": parse_config({"models": {"gpt": {"entry": "model.py:GPT.forward", "inputs": {"idx": "int64 B T"}}}},
                            "test", None).models,

@@ -30,6 +30,8 @@ NOT_IN_SETTINGS = {
     "exclude": "decides which files are linted", "root": "resolves paths while the config is read",
     "evidence_files": "their records are `devices`", "models": "whole models (`tensorcost model`), not one file",
     "source_roots": "which files a whole-model run may read, not one file's findings",
+    "site_packages": "whether a whole-model run reads installed packages, not one file's findings",
+    "site_folders": "the installed packages' folders site_packages opens to a whole-model run",
     "work_budget": "bounds a whole-model run, not one file's lint",
 }
 
