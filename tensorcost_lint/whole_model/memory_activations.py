@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
+from .gradient_inputs import gradient_inputs, layout_storage
 from .memory_parameters import dropout_probability
 from .objects import Embedding, FunctionRef, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
@@ -118,8 +119,8 @@ class SavedOps:
             temporary, self.temporary = self.temporary, ()
             callee = run.storage.seen.get(id(node.func)) if isinstance(node, cst.Call) else None
             owner = run.paths.get(id(callee)) if type(callee) in (ModuleFact, Embedding) else None
-            entry = OpSaved(run.module, tuple(saved), _layout_storage(run.storage, out),
-                            _gradient_inputs(run, node), temporary, owner)
+            entry = OpSaved(run.module, tuple(saved), layout_storage(run.storage, out),
+                            gradient_inputs(run, node), temporary, owner)
             run.add(entry)
             if out is not None:
                 run.grad_flow.output(entry, out)  # saved only while the backward can reach `out`
@@ -209,38 +210,6 @@ class SavedOps:
         if name is None:
             return ()  # a call the run did not follow: its cost is listed as not followed
         return f"{name} (what it saves is not in tensorcost's table)"
-
-
-def _layout_storage(tracker, fact):
-    layout = tracker.layout(fact) if type(fact) is TensorFact else None
-    return None if layout is None else layout.storage
-
-
-def _gradient_inputs(run, node) -> tuple:
-    """(elements, dtype) of each tensor operand of `node` that needs a gradient and is no parameter:
-    the gradients the op's backward allocates (elements None when a size is not known)."""
-    facts = run.storage.seen
-    if isinstance(node, cst.BinaryOperation):
-        operands = [node.left, node.right]
-    elif isinstance(node, cst.UnaryOperation):
-        operands = [node.expression]
-    elif isinstance(node, cst.Subscript):
-        operands = [node.value]
-    else:
-        operands = [a.value for a in node.args]
-        if isinstance(node.func, cst.Attribute):
-            operands.insert(0, node.func.value)
-    found, seen = [], set()
-    for operand in operands:
-        fact = facts.get(id(operand))
-        if type(fact) is not TensorFact or id(fact) in seen or not run.needs_grad(fact):
-            continue
-        seen.add(id(fact))
-        layout = run.storage.layout(fact)
-        if layout is not None and layout.storage.parameter:
-            continue  # its gradient is the parameter's (memory_peak counts those per module)
-        found.append((None if layout is None or layout.sizes is None else product(layout.sizes), fact.dtype))
-    return tuple(found)
 
 
 def _reads_gradient(run, node: cst.Call) -> bool:
