@@ -16,6 +16,7 @@ import libcst as cst
 from shape_annotations import Const
 
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, known_int
+from ..analysis.imports import ast_dotted_name
 from .inheritance import _chain
 from .library_objects import IntFact
 from .objects import FunctionRef
@@ -24,17 +25,6 @@ from .source_tree import parse_piece
 # decorators that make a method an attribute computed on each read (functools' cached one reads the
 # same the first time, which is the only read a run makes of one object's attribute)
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property"})
-
-
-def _decorator_name(node) -> str:
-    target = node.func if isinstance(node, ast.Call) else node
-    parts = []
-    while isinstance(target, ast.Attribute):
-        parts.append(target.attr)
-        target = target.value
-    if isinstance(target, ast.Name):
-        parts.append(target.id)
-    return ".".join(reversed(parts))
 
 
 def _defines(node: ast.ClassDef, name: str) -> list:
@@ -60,7 +50,8 @@ def property_getter(run, instance, name: str):
         if not bound:
             continue
         getter = next((s for s in bound if isinstance(s, ast.FunctionDef)
-                       and any(_decorator_name(d) in _PROPERTY_DECORATORS for d in s.decorator_list)), None)
+                       and any(ast_dotted_name(d.func if isinstance(d, ast.Call) else d) in _PROPERTY_DECORATORS
+                               for d in s.decorator_list)), None)
         if getter is None:
             return None
         parsed = _parse_method(home, node.name, getter)

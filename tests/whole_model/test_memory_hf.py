@@ -48,10 +48,9 @@ NO_DROPOUT = {"gpt2": dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),
               "bert": dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)}
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "qwen2"])
-def test_activations_equal_autograds_saved_tensors(tmp_path, capsys, name):
-    from tests.whole_model.memory_runs import saved_activation_bytes
-
+def training_memory(tmp_path, capsys, name: str, optimizer: str | None = None):
+    """(`totals.memory` of a training run of the named model on its tiny config with dropout off,
+    the same model built by transformers: eager attention, seed 0) — what the memory tests compare."""
     path, cls, make_config = MODELS[name]
 
     def configured():
@@ -62,17 +61,25 @@ def test_activations_equal_autograds_saved_tensors(tmp_path, capsys, name):
 
     configured().save_pretrained(tmp_path)
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
+    chosen = f"optimizer: {optimizer}, " if optimizer is not None else ""
     (tmp_path / "tensorcost.yaml").write_text(
         f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n"
         f"models:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
-        f"dims_from: config.json, mode: training, "
+        f"dims_from: config.json, mode: training, {chosen}"
         f"assume: {{'self.config._attn_implementation': eager}}}}\n")
     assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
     memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
     config = configured()
     config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = getattr(transformers, cls)(config)
+    return memory, getattr(transformers, cls)(config)
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "mistral", "qwen2"])
+def test_activations_equal_autograds_saved_tensors(tmp_path, capsys, name):
+    from tests.whole_model.memory_runs import saved_activation_bytes
+
+    memory, model = training_memory(tmp_path, capsys, name)
     model.train()
     loss = _loss(model(input_ids=torch.zeros(BATCH, SEQ, dtype=torch.long)))
     assert memory["activations"] == saved_activation_bytes(loss, model)

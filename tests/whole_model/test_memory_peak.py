@@ -103,30 +103,10 @@ transformers = pytest.importorskip("transformers")
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
 @pytest.mark.parametrize("name", ["gpt2", "llama", "bert"])
 def test_transformers_peak_and_phase_match_mem_trackers(tmp_path, capsys, name, optimizer):
-    from tests.whole_model.test_hf_transformers import BATCH, MODELS, SEQ, SOURCE
-    from tests.whole_model.test_memory_hf import NO_DROPOUT, _loss
+    from tests.whole_model.test_hf_transformers import BATCH, SEQ
+    from tests.whole_model.test_memory_hf import _loss, training_memory
 
-    path, cls, make_config = MODELS[name]
-
-    def configured():
-        config = make_config()
-        for key, value in NO_DROPOUT.get(name, {}).items():
-            setattr(config, key, value)
-        return config
-
-    configured().save_pretrained(tmp_path)
-    entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
-    (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n"
-        f"models:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
-        f"dims_from: config.json, mode: training, optimizer: {optimizer}, "
-        f"assume: {{'self.config._attn_implementation': eager}}}}\n")
-    assert main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"]) == 0
-    memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
-    config = configured()
-    config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    model = getattr(transformers, cls)(config)
+    memory, model = training_memory(tmp_path, capsys, name, optimizer)
     ids = torch.zeros(BATCH, SEQ, dtype=torch.long)
     measured = step_peak(model, (ids,), OPTIMIZERS[optimizer](model.parameters()), _loss)
     _assert_matches(memory, measured)
