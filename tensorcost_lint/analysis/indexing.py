@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, Unknown, evaluate_dim, evaluate_integer, simplify_dim
 
 from . import shape_ops
 from .facts import DimFact, IntFact, ScalarFact, SequenceFact, TensorFact, known_int
@@ -29,6 +29,9 @@ def _slice_dim(interp, dim, node: cst.Slice):
             return _counted_slice(interp, dim, node)  # `x[:, -k:]`: the last k
         start = interp.dim_of(node.lower)
         if start is not None:
+            value = evaluate_integer(start, interp.ctx.settings.sizes)
+            if value is not None and value <= 0:  # `keys[:, :, -window + 1:]`: the last -start, clamped
+                return _last(interp, dim, -value)
             return simplify_dim(BinOp("-", dim, start))  # `x[..., d // 2:]`: what the first `start` leave
         # `x[:, -self.keep:]`: an int that is no size; read again only when free of calls
         return _counted_slice(interp, dim, node) if _arithmetic(node.lower) else Unknown("slice")
@@ -67,6 +70,16 @@ def _counted_slice(interp, dim, node: cst.Slice):
 
 
 _UNKNOWN = object()
+
+
+def _last(interp, dim, count: int):
+    """`x[-count:]` along a dim: Python keeps min(count, size) (all of it for a start of 0)."""
+    size = evaluate_integer(dim, interp.ctx.settings.sizes)
+    if size is None or count < 1 and count != 0:
+        return Unknown("slice")
+    if count == 0 or count >= size:
+        return dim
+    return Const(count)
 
 
 def _int_bound(interp, node):

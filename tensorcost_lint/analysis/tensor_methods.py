@@ -259,6 +259,20 @@ def _dim_count(interp, receiver, args):
     return ScalarFact()
 
 
+def _rank(interp, receiver, args):
+    """`x.dim()`: the number of dims, known with the shape."""
+    if receiver.shape is None or args.positional or args.keywords:
+        return ScalarFact()
+    return DimFact(shape_ops.Const(len(receiver.shape)))
+
+
+def _numel(interp, receiver, args):
+    """`x.numel()`: the product of the sizes (`keys.numel() == 0` asks whether a cache is empty)."""
+    if receiver.shape is None or args.positional or args.keywords or None in receiver.shape:
+        return ScalarFact()
+    return DimFact(shape_ops.product(receiver.shape))
+
+
 _SAME = (
     "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "masked_fill", "masked_fill_", "tril", "triu",
     "relu", "neg", "clamp", "clamp_", "mul_", "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_",
@@ -297,7 +311,7 @@ METHODS = {
     "size": size,
     "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
     "flatten": _flatten,
-    "dim": _dim_count, "numel": _dim_count, "item": _dim_count,
+    "dim": _rank, "numel": _numel, "item": _dim_count,
     "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
     **pointwise_ops.METHODS,
     **selection_ops.METHODS,

@@ -33,6 +33,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--optimizer", choices=OPTIMIZERS, help="training: the optimizer whose states count (default adamw)")
     parser.add_argument("--precision", action="append", default=[], metavar="CATEGORY=DTYPE",
                         help="training: parameters, gradients, optimizer_states or master_weights in DTYPE (repeatable)")
+    parser.add_argument("--cache-len", type=int, metavar="N", help="decode: the tokens already in the KV cache")
+    parser.add_argument("--sequence-dim", metavar="NAME", help="decode: the inputs' dim that is cache_len in the "
+                        "prefill and 1 in the step (default seq)")
+    parser.add_argument("--cache-parameter", metavar="NAME", help="decode: the forward's parameter the prefill's "
+                        "cache goes back into (default: the returned field's name)")
     parser.add_argument("--assume", action="append", default=[], metavar="EXPR=VALUE",
                         help="a value for a condition the code cannot decide, e.g. self.flash=false (repeatable)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: discovered from the current directory)")
@@ -93,6 +98,10 @@ def _memory_flags(args) -> MemorySettings:
             raise ConfigError("--precision", text, "expected CATEGORY=DTYPE, e.g. parameters=bfloat16")
         precision[key.strip()] = dtype.strip()
     given = {"optimizer": args.optimizer} if args.optimizer else {}
+    for key, value in (("cache_len", args.cache_len), ("sequence_dim", args.sequence_dim),
+                       ("cache_parameter", args.cache_parameter)):
+        if value is not None:
+            given[key] = value
     if precision:
         given["precision"] = precision
     reader = MappingReader(given, "command line", "")

@@ -121,7 +121,15 @@ KEY_DOCS: dict[str, KeyDoc] = {
                                     "The dtype each memory category is held in (mixed precision: bf16 parameters "
                                     "with fp32 `master_weights`); unset categories take the model's dtype."),
     "models.NAME.cache_len": KeyDoc("positive integer", NO_DEFAULT,
-                                    "Decode: the tokens already in the KV cache the new token attends to."),
+                                    "Decode: the tokens already in the KV cache the new token attends to "
+                                    "(the model's own prefill of that many tokens fills it)."),
+    "models.NAME.sequence_dim": KeyDoc("dim name", NO_DEFAULT,
+                                       "Decode only (`seq` when unset): the inputs' token dim, `cache_len` in the "
+                                       "prefill that fills the cache, 1 in the decode step that is costed."),
+    "models.NAME.cache_parameter": KeyDoc("parameter name", NO_DEFAULT,
+                                          "Decode: the forward's parameter the prefill's cache goes back into "
+                                          "(default: the name of the returned field holding it, `cache` or "
+                                          "`past_key_values`)."),
     "models.NAME.cache_dtype": KeyDoc("dtype name", NO_DEFAULT,
                                       "Prefill and decode: the KV cache's dtype (default: the model's)."),
     "models.NAME.assume": KeyDoc("mapping of code → true, false, integer or string", {},

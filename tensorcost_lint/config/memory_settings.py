@@ -1,5 +1,5 @@
 """The memory keys of a `models:` entry (Contract 9): `optimizer`, `precision`, `cache_len`,
-`cache_dtype`, validated once into a frozen record; the memory model itself is in
+`cache_dtype`, `sequence_dim`, `cache_parameter`, validated once into a frozen record; the memory model itself is in
 `tensorcost_lint.whole_model.memory_totals` and docs/memory.md."""
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ class MemorySettings:
     precision: Precision = Precision()
     cache_len: int | None = None  # decode: the tokens already in the KV cache
     cache_dtype: str | None = None  # prefill/decode: the KV cache's dtype (None: the model's)
+    sequence_dim: str = "seq"  # decode: the inputs' dim that is cache_len in the prefill and 1 in the step
+    cache_parameter: str | None = None  # decode: the forward's parameter the cache goes back into (None:
+    # the name of the returned field that holds it)
 
 
 def _dtype(reader, key: str, value) -> str | None:
@@ -66,4 +69,14 @@ def parse_memory_settings(reader, mode: str) -> MemorySettings:
         raise reader.error("cache_dtype", f"applies to modes prefill and decode only (this entry is {mode})")
     if mode == "decode" and cache_len is None:
         raise reader.error("cache_len", "required for mode decode: the tokens already in the KV cache")
-    return MemorySettings(optimizer, precision, cache_len, cache_dtype)
+    sequence_dim = reader.text("sequence_dim", "seq")
+    if reader.has("sequence_dim") and mode != "decode":
+        raise reader.error("sequence_dim", f"applies to mode decode only (this entry is {mode})")
+    if not sequence_dim.isidentifier():
+        raise reader.error("sequence_dim", f"expected a dim name of the inputs, got {sequence_dim!r}")
+    cache_parameter = reader.text("cache_parameter")
+    if cache_parameter is not None and mode != "decode":
+        raise reader.error("cache_parameter", f"applies to mode decode only (this entry is {mode})")
+    if cache_parameter is not None and not cache_parameter.isidentifier():
+        raise reader.error("cache_parameter", f"expected a parameter name of the entry, got {cache_parameter!r}")
+    return MemorySettings(optimizer, precision, cache_len, cache_dtype, sequence_dim, cache_parameter)

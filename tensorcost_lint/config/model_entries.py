@@ -159,7 +159,8 @@ def parse_method_entry(text: str, error) -> str:
 
 def parse_model(name: str, reader: MappingReader, root: Path | None, confinement=None) -> ModelEntry:
     reader.allow_only(("entry", "build", "inputs", "dims_from", "mode", "assume", "budgets", "optimizer",
-                       "precision", "cache_len", "cache_dtype"))
+                       "precision", "cache_len", "cache_dtype", "sequence_dim",
+                       "cache_parameter"))
     build = reader.text("build")
     if build is not None:
         parse_build(build, lambda reason: reader.error("build", reason))

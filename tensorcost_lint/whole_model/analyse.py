@@ -9,9 +9,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from ..analysis.facts import CONFIG, TensorFact
+from ..analysis.facts import CONFIG
 from .build_entry import built_entry
 from .config_objects import bind_root_config
+from .decode_step import decode_sizes, run_decode, serving_switch, step_inputs
 from .dim_reads import RecordedSizes, unread_warnings
 from .library_values import config_class_values
 from .memory_totals import MemoryTotals, memory_totals
@@ -91,10 +92,9 @@ def _definition_at(run, function) -> tuple | None:
 
 
 def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
-    if entry.mode == "decode":
-        raise SourceError(f"{entry.name}: mode decode is not implemented yet (one token against a cache of "
-                          "cache_len needs the model's decode path with past_key_values)")
     sizes = RecordedSizes({**entry.dims, **config.dims, **cli_dims})
+    if entry.mode == "decode":
+        sizes = decode_sizes(entry, sizes)
     root_path = Path(config.root) if config.root else Path(entry.path).resolve().parent
     settings_config = replace(config, dims=sizes)
     # the project root and source_roots; what the command line named is the user's explicit choice
@@ -106,16 +106,17 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
         root, function = built_entry(run, entry, settings_config, Path(entry.path).parent)
     else:
         root, function = _entry_function(run, entry)
-    keywords = {}
-    for spec in entry.inputs:
-        fact = TensorFact(spec.dims, spec.dtype, framework="torch")
-        keywords[spec.name] = fact  # entry inputs need no gradient
+    keywords = step_inputs(entry.inputs, None, None)  # entry inputs need no gradient
     parameters = {p.name.value for p in [*function.node.params.params, *function.node.params.kwonly_params,
                                          *function.node.params.posonly_params]}
     for name in keywords:
         if name not in parameters:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
-    returned = run._invoke(function, [], keywords, None)
+    switch = serving_switch(entry, parameters)  # a serving run keeps its cache
+    if entry.mode == "decode":  # the model's prefill of cache_len tokens, then one token against its cache
+        returned = run_decode(run, function, entry, parameters, switch)
+    else:
+        returned = run._invoke(function, [], {**keywords, **switch}, None)
     run.returned = returned  # what the forward returns: the cache a prefill keeps (kv_cache.py)
     if entry.mode == "training":
         # the backward runs only what the output needs

@@ -367,6 +367,11 @@ def arithmetic(run, operator, left, right):
         value = _literal_int(left) - _literal_int(right)
         if value <= 0:
             return int_fact(value)  # `Tree(depth - 1)` down to 0: a known int, so `depth > 0` is decided
+    if isinstance(operator, (cst.Add, cst.Subtract)) and IntFact in (type(left), type(right)) \
+            and _literal_int(left) is not None and _literal_int(right) is not None:
+        # a negative int and a literal (`-self.sliding_window + 1`, a slice's start): Python's int
+        a, b = _literal_int(left), _literal_int(right)
+        return int_fact(a + b if isinstance(operator, cst.Add) else a - b)
     return UNHANDLED
 
 

@@ -17,6 +17,7 @@ from shape_annotations import Const, Polynomial, ShapeError
 
 from ..analysis.facts import SelfFact, SequenceFact, TensorFact
 from .library_objects import MappingFact, RecordFact
+from .objects import ModuleList
 from .optional_values import MaybeNone
 
 MAX_OBJECTS = 100_000  # values visited in the returned cache (bounded work on a hostile object graph)
@@ -26,7 +27,7 @@ def kv_cache_bytes(run, returned, sizes: dict, default_dtype: str, cache_dtype: 
     """(bytes, formula, reason): the bytes and their formula in the dims, or (None, None, why)."""
     if run.unfollowed or run.limits:
         return None, None, "a call was not followed: what it would put in the cache is not known"
-    caches = _cache_objects(run, returned)
+    caches = cache_objects(run, returned)
     if not caches:  # tensors returned as tuples may be a cache too (a legacy `presents`): not claimed
         return None, None, "the forward returns no cache object (an object of a class holding the cached tensors)"
     tensors, reason = _held_tensors(run, caches)
@@ -34,27 +35,31 @@ def kv_cache_bytes(run, returned, sizes: dict, default_dtype: str, cache_dtype: 
         return None, None, reason
     total, formula = 0, Polynomial.const(0)
     storages: set = set()
-    for fact in tensors:
+    for fact, copies in tensors:
         layout = run.storage.layout(fact)
         storage = layout.storage if layout is not None else fact
         if id(storage) in storages:
             continue
         storages.add(id(storage))
         width = normalize_dtype(cache_dtype or fact.dtype or default_dtype).bytes
+        try:
+            count = copies.evaluate(sizes)
+        except ShapeError as error:
+            return None, None, f"the cache holds a repeated object whose count the run does not know ({error})"
         if layout is not None and layout.storage.numel is not None and layout.sizes is not None \
                 and layout.storage.numel != _product(layout.sizes):
-            total += layout.storage.numel * width  # a view of a larger allocation: the allocation counts
+            total += layout.storage.numel * width * count  # a view of a larger allocation: the allocation counts
             formula = None
             continue
         elements = Polynomial.from_dims(fact.shape) if fact.shape is not None else None
         if elements is None:
             return None, None, "a tensor the cache holds has a size the run does not know"
         try:
-            total += elements.evaluate(sizes) * width
+            total += elements.evaluate(sizes) * width * count
         except ShapeError as error:
             return None, None, f"a tensor the cache holds has a size the run does not know ({error})"
         if formula is not None:
-            formula = formula + elements * width
+            formula = formula + elements * copies * width
     return total, (formula.render() if formula is not None else None), None
 
 
@@ -65,7 +70,7 @@ def _product(values) -> int:
     return result
 
 
-def _cache_objects(run, value) -> list:
+def cache_objects(run, value) -> list:
     """The objects of the tree's classes the returned value holds that are not modules."""
     found, pending, seen = [], [value], set()
     while pending and len(seen) < MAX_OBJECTS:
@@ -88,17 +93,19 @@ def _cache_objects(run, value) -> list:
 
 
 def _held_tensors(run, caches) -> tuple:
-    """(tensors, None) reachable from the cache objects, or (None, why)."""
-    tensors, pending, seen = [], list(caches), set()
+    """([(tensor, copies)], None) reachable from the cache objects, or (None, why). `copies`: the
+    polynomial count of a tensor held by an item of a repeated list (`[Layer() for _ in range(n)]`
+    is one object standing for n, each filled by one pass of the layers' loop)."""
+    tensors, pending, seen = [], [(item, Polynomial.const(1)) for item in caches], set()
     while pending:
         if len(seen) >= MAX_OBJECTS:
             return None, f"the cache holds more than {MAX_OBJECTS} values (bounded work)"
-        item = pending.pop()
+        item, copies = pending.pop()
         if id(item) in seen:
             continue
         seen.add(id(item))
         if type(item) is TensorFact:
-            tensors.append(item)
+            tensors.append((item, copies))
         elif type(item) is SelfFact:
             if id(item) in run.paths:
                 continue  # a module the cache refers to: its parameters are no cache
@@ -107,21 +114,29 @@ def _held_tensors(run, caches) -> tuple:
             for name, held in item.attributes.items():
                 if held is None:
                     return None, f"`{name}` of the cache's {_class(run, item)} has a value the run does not know"
-                pending.append(held)
+                pending.append((held, copies))
         elif type(item) is RecordFact:
-            pending.extend(field for _, field in item.fields if field is not None)
+            pending.extend((field, copies) for _, field in item.fields if field is not None)
         elif type(item) is SequenceFact:
-            pending.extend(i for i in item.items if i is not None)
+            pending.extend((i, copies) for i in item.items if i is not None)
             if any(i is None for i in item.items):
                 return None, "a list the cache holds has an item the run does not know"
+        elif type(item) is ModuleList:
+            repeated = copies
+            if item.count is not None:
+                count = Polynomial.from_dims((item.count,))
+                if count is None:
+                    return None, "the cache holds a repeated object whose count the run does not know"
+                repeated = copies * count
+            pending.extend((i, repeated) for i in item.items)
         elif type(item) is MappingFact:
-            pending.extend(field for _, field in item.items)
+            pending.extend((field, copies) for _, field in item.items)
         elif type(item) is MaybeNone:
             return None, "a tensor the cache holds may or may not be there (an undecided branch)"
         elif type(item).__name__ == "GrowingList":
             if item.unknown or any(count != Const(1) for _, count in item.runs):
                 return None, "a list the cache holds grew by appends the run could not follow one by one"
-            pending.extend(value for value, _ in item.runs)
+            pending.extend((value, copies) for value, _ in item.runs)
     return tensors, None
 
 

@@ -13,8 +13,8 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   follow the copy's dtype unless `precision.optimizer_states` names one.
 - activations (training): every storage autograd saves, at the end of the forward
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
-- kv_cache (prefill): the tensors the cache object the forward returns holds, by storage (kv_cache.py);
-  null in the other modes.
+- kv_cache (prefill, decode): the tensors the cache object the forward returns holds, by storage
+  (kv_cache.py) — after a decode step, `cache_len + 1` tokens (decode_step.py); null in the other modes.
 - peak, peak_phase (training): memory_peak's liveness model over the run's backward nodes and the
   optimizer's foreach temporaries, or null with the reason. `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
@@ -41,7 +41,7 @@ _MAX = 2**63 - 1
 _NOT_YET = {
     "activations": "the tensors that ops other than contractions and attention save for backward are not "
                    "modelled yet (totals.peak_retained_bytes counts the contractions' and attention's)",
-    "kv_cache": "the KV cache is a serving figure: computed in mode prefill",
+    "kv_cache": "the KV cache is a serving figure: computed in modes prefill and decode",
 }
 
 
@@ -143,7 +143,7 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     for name, reason in _NOT_YET.items():
         result.values[name] = None
         result.reasons[name] = reason
-    if entry.mode == "prefill":  # the cache the forward returns (kv_cache.py)
+    if entry.mode in ("prefill", "decode"):  # the cache the forward returns (kv_cache.py)
         value, formula, reason = kv_cache_bytes(run, run.returned, sizes, default_dtype, settings.cache_dtype)
         result.values["kv_cache"], result.formulas["kv_cache"] = value, formula
         if reason is None:

@@ -70,6 +70,10 @@ def model_json(result, hardware_id: str) -> dict:
             "peak_retained_bytes": result.retention.peak_bytes if result.retention is not None else None,
             # the backward has no bound of its own yet: a training bound would be a guess
             "lower_bound_seconds": None if training else _seconds(part.seconds[1]),
+            # an addition to Contract 7: the bound's seconds on sites bound by their memory traffic
+            # (the rest by their FLOPs): decode is usually traffic-bound, and the bound says so
+            "lower_bound_traffic_seconds": None if training or part.seconds[1] is None
+            else _seconds(part.traffic_seconds[1]),
             # Contract 9: bytes by category (memory_totals)
             "memory": result.memory.as_json() if result.memory is not None else None,
         },

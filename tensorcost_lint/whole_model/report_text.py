@@ -94,6 +94,18 @@ def _totals_line(data: dict, result) -> str:
             f"peak_retained_bytes={_or_dash(totals['peak_retained_bytes'])} lower_bound={bound_text}")
 
 
+def _bound_lines(data: dict) -> list[str]:
+    """Serving: which resource the lower bound is made of (a decode step reads every weight and the
+    whole cache for one token: its bound is memory traffic, and saying so is the point)."""
+    totals = data["totals"]
+    bound, traffic = totals["lower_bound_seconds"], totals.get("lower_bound_traffic_seconds")
+    if data["mode"] not in ("prefill", "decode") or not bound or traffic is None:
+        return []
+    share = Decimal(repr(traffic)) / Decimal(repr(bound)) * 100
+    limited = "traffic" if 2 * traffic >= bound else "compute"
+    return [f"lower bound: {round_fixed(share, 1)}% of it on sites bound by memory traffic ({limited}-bound)"]
+
+
 def undecided_lines(conditions: list, at_stake: dict) -> list[str]:
     """One line per condition, the most FLOPs between its sides first (conditions that choose no
     costed work last, in the order met)."""
@@ -163,6 +175,7 @@ def model_text(result, hardware_id: str) -> str:
     lines = [f"model {data['name']} ({data['mode']}) {entry} on {hardware_id}"]
     lines += _module_table(result, data)
     lines.append(_totals_line(data, result))
+    lines += _bound_lines(data)
     lines += undecided_lines(data["undecided"], result.totals.at_stake)
     lines += lost_at_lines(data["sites"])
     lines += unresolved_lines(data["sites"])

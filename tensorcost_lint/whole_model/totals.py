@@ -27,6 +27,7 @@ class SiteRow:
     seconds: Decimal | None
     reason: str | None
     alternative: bool = False  # on the cheaper side of an undecided branch: not in the max
+    traffic_bound: bool = False  # its bound is its traffic over the bandwidth, not its FLOPs over the peak
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Part:
     backward: list = field(default_factory=lambda: [0, 0])
     traffic: list = field(default_factory=lambda: [0, 0])
     seconds: list = field(default_factory=lambda: [Decimal(0), Decimal(0)])  # None: some site has no bound
+    # the part of `seconds` from sites whose bound is their traffic (decode: most of it)
+    traffic_seconds: list = field(default_factory=lambda: [Decimal(0), Decimal(0)])
 
     def total(self, side: int) -> int:
         return self.forward[side] + self.backward[side]
@@ -49,6 +52,8 @@ class Part:
             self.traffic[index] += other.traffic[source]
             mine, theirs = self.seconds[index], other.seconds[source]
             self.seconds[index] = None if mine is None or theirs is None else mine + theirs
+            mine, theirs = self.traffic_seconds[index], other.traffic_seconds[source]
+            self.traffic_seconds[index] = None if mine is None or theirs is None else mine + theirs
 
 
 @dataclass
@@ -150,7 +155,8 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
         total = _checked((forward + backward) * executions, "FLOPs")
         row = SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
                       _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
-                      None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions, None)
+                      None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions, None,
+                      traffic_bound=cost.bottleneck == "TRAFFIC")
     except OverflowError as error:  # exact counts only: a site run too often is unresolved, with why
         return SiteRow(entry, executions, None, None, None, None, None, f"too large to cost: {error}")
     return row
@@ -179,6 +185,9 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
                     part.traffic[index] += row.traffic_bytes
                     part.seconds[index] = None if part.seconds[index] is None or row.seconds is None \
                         else part.seconds[index] + row.seconds
+                    if row.traffic_bound:
+                        part.traffic_seconds[index] = None if part.traffic_seconds[index] is None \
+                            or row.seconds is None else part.traffic_seconds[index] + row.seconds
         elif type(entry) is Visit:
             known = result.visits.get(entry.module, 0)
             result.visits[entry.module] = None if known is None or executions is None else known + executions
@@ -227,7 +236,7 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             chosen.add(low, 0)
             both = Part()
             both.add(high, 1)
-            for name in ("forward", "backward", "traffic", "seconds"):
+            for name in ("forward", "backward", "traffic", "seconds", "traffic_seconds"):
                 getattr(chosen, name)[1] = getattr(both, name)[1]
             part.add(chosen)
     return part
@@ -272,7 +281,7 @@ def _scaled_row(row: SiteRow, factor) -> SiteRow:
         return None if value is None or factor is None else value * factor
     return SiteRow(row.entry, scaled(row.executions), _scaled_int(row.flops, factor), _scaled_int(row.forward, factor),
                    _scaled_int(row.backward, factor), _scaled_int(row.traffic_bytes, factor), scaled(row.seconds),
-                   row.reason, row.alternative)
+                   row.reason, row.alternative, row.traffic_bound)
 
 
 def _scaled_int(value, factor):
@@ -286,6 +295,8 @@ def _scaled(part: Part, factor: int) -> Part:
         out.backward[index] = _checked(part.backward[index] * factor, "FLOPs")
         out.traffic[index] = _checked(part.traffic[index] * factor, "bytes")
         out.seconds[index] = None if part.seconds[index] is None else part.seconds[index] * factor
+        out.traffic_seconds[index] = None if part.traffic_seconds[index] is None \
+            else part.traffic_seconds[index] * factor
     return out
 
 

@@ -85,7 +85,7 @@ METHOD_ROWS = {
     "size": ("x.size(-1)", "int:d"), "to": ("x.to(torch.float16)", "b s d", "float16"),
     "type": ("x.type(torch.float64)", "b s d", "float64"), "astype": ("n.astype(np.float32)", "s d", "float32"),
     "type_as": ("x.type_as(n)", "b s d", "float64"), "flatten": ("x.flatten(1)", "b s*d"),
-    "dim": ("x.dim()", "scalar"), "numel": ("x.numel()", "scalar"), "item": ("x.item()", "scalar"),
+    "dim": ("x.dim()", "int:3"), "numel": ("x.numel()", "int:b*s*d"), "item": ("x.item()", "scalar"),
     "new_ones": ("x.new_ones((), dtype=torch.bool)", "", "bool"), "new_zeros": ("x.new_zeros(b, s)", "b s", "float32"),
     "new_empty": ("x.new_empty((s, d))", "s d", "float32"), "new_full": ("m.new_full((b, s), True)", "b s", "bool"),
 }

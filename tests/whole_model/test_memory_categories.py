@@ -168,6 +168,9 @@ def test_an_undecided_bias_leaves_parameters_unknown_with_the_reason(tmp_path, c
     ("mode: decode", "models.m.cache_len: required for mode decode"),
     ("mode: training\n    cache_dtype: bfloat16", "models.m.cache_dtype: applies to modes prefill and decode only"),
     ("mode: decode\n    cache_len: 0", "models.m.cache_len: must be positive"),
+    ("mode: prefill\n    sequence_dim: T", "models.m.sequence_dim: applies to mode decode only"),
+    ("mode: decode\n    cache_len: 8\n    sequence_dim: 'T S'", "models.m.sequence_dim: expected a dim name"),
+    ("mode: inference\n    cache_parameter: cache", "models.m.cache_parameter: applies to mode decode only"),
 ])
 def test_bad_memory_keys_are_one_line_errors(tmp_path, capsys, entry_lines, message):
     (tmp_path / "model.py").write_text("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -195,7 +198,7 @@ def test_module_tree_carries_each_modules_parameter_bytes(tmp_path, capsys):
     assert "parameters" not in memory["body.tokens"]  # the head's weight, tied
 
 
-def test_prefill_costs_the_forward_and_decode_is_refused_in_one_line(tmp_path, capsys):
+def test_prefill_costs_the_forward_and_decode_without_a_cache_is_refused_in_one_line(tmp_path, capsys):
     (tmp_path / "tinygpt").mkdir()
     for name in ("model.py", "layers.py", "__init__.py"):
         (tmp_path / "tinygpt" / name).write_text((tmp_path.cwd() / "tests/whole_model/fixtures/tinygpt" / name).read_text())
@@ -209,10 +212,13 @@ def test_prefill_costs_the_forward_and_decode_is_refused_in_one_line(tmp_path, c
     # a model that keeps no cache object returns none: no figure, with why (test_kv_cache.py has one that does)
     assert prefill["totals"]["memory"]["kv_cache"] is None and "no cache object" in \
         prefill["totals"]["memory"]["unknown"]["kv_cache"]
-    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\nmodels:\n  decode: {{{shared}, mode: decode, cache_len: 64}}\n")
+    # decode runs the model's own prefill and passes back the cache it returns: a model that keeps
+    # none has no decode step to cost (test_decode_step.py has models that do)
+    config.write_text(f"dims: {json.dumps(GPT_DIMS)}\nmodels:\n  decode: {{{shared}, mode: decode, cache_len: 64, "
+                      "sequence_dim: T}\n")
     assert main(["model", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "mode decode is not implemented yet" in err and len(err.strip().splitlines()) == 1
+    assert "returns no cache object" in err and len(err.strip().splitlines()) == 1
 
 
 def test_text_prints_the_memory_block_under_the_totals(tmp_path, capsys):
