@@ -12,7 +12,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, evaluate_dim, same_dim, simplify_dim
 
 from ..analysis import shape_ops
-from ..analysis.facts import CONFIG, INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import CONFIG, INFER_DIM, DimFact, IntFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
@@ -215,8 +215,28 @@ def _module_item(interp, modules, part):
     literal = int_value(part.value)
     if literal is not None and getattr(modules, "count", None) is None and -len(items) <= literal < len(items):
         return items[literal]
-    interp.eval(part.value)
+    index = interp.eval(part.value)
+    if getattr(modules, "count", None) is not None and items and _one_of_copies(interp.run, items[0], index):
+        return None
     return items[0] if repeated and items else None
+
+
+def _one_of_copies(run, item, index) -> bool:
+    """`cache.layers[2]` of `[Layer() for _ in range(n)]`, built during the forward: n objects the
+    run holds as one, standing for all n while one pass of a loop fills them together (and
+    `get_seq_length(layer_idx=0)` reads any of them). Two known indices of it (a loop run pass by
+    pass, each layer updating its own) are two objects whose states the shared one cannot hold
+    (their updates would pile onto each other): from then on the item is unknown, and what the
+    object holds is no figure (attribute_presence: an object of unseen attributes)."""
+    known = type(index) is IntFact or type(index) is DimFact and type(index.dim) is Const
+    if not known or type(item) is not SelfFact or id(item) in run.paths:
+        return False
+    value = index.value if type(index) is IntFact else index.dim.value
+    first = run.copy_indices.setdefault(id(item), value)
+    if first == value and id(item) not in run.incomplete_objects:
+        return False
+    run.incomplete_objects.add(id(item))
+    return True
 
 
 def _from_start_to_end(interp, part: cst.Slice) -> bool:

@@ -97,6 +97,7 @@ class ModelRun:
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
         self.incomplete_objects: set = set()
         self.maybe_attributes: set = set()
+        self.copy_indices: dict = {}  # id(one object standing for a list's n copies) -> the index it was read at
         self.paths: dict = {}  # id(module object) -> module path
         self.classes: dict = {}  # module path -> class name
         self.module = ""  # the module path whose code is running

@@ -60,6 +60,18 @@ def test_a_decode_step_costs_one_token_against_the_prefilled_cache(tmp_path, cap
     assert "cache_len" in memory["memory_formulas"]["kv_cache"]
 
 
+def test_layers_run_one_by_one_into_one_shared_cache_object_give_no_figure(tmp_path, capsys):
+    """Layers that differ run pass by pass, each updating `cache.layers[i]` of a list the run
+    holds as one object standing for n: their states cannot share it, so the cache and what reads
+    it are unknown (partial, null with why) — never one layer's keys piled onto another's."""
+    config = TinyConfig(intermediate_sizes=[64, 128])
+    torch.manual_seed(0)
+    flops, _ = decode_step_reference(TinyForCausalLM(config), 8)
+    record = _decode(tmp_path, capsys, config, 8)
+    assert not record["complete"] and record["totals"]["flops"] < flops
+    assert record["totals"]["memory"]["kv_cache"] is None
+
+
 def test_the_decode_bound_says_it_is_traffic_bound(tmp_path, capsys):
     """One token reads every weight and the whole cache for a few FLOPs each: the lower bound is
     the sites' traffic over the bandwidth, and the JSON and text say so."""
