@@ -146,25 +146,17 @@ def test_a_decode_entry_the_run_cannot_step_is_a_one_line_error(tmp_path, capsys
     ("llama", 16, {}), ("gpt2", 24, {}), ("mistral", 20, {"sliding_window": 8}),
 ])
 def test_the_decode_step_of_transformers_models_equals_flop_counter_mode(tmp_path, model_type, cache_len, overrides):
-    transformers = pytest.importorskip("transformers")
-    from tests.whole_model import zoo
+    pytest.importorskip("transformers")
+    from tests.whole_model import zoo, zoo_decode
 
     config = zoo.tiny_config(model_type)
     for key, value in overrides.items():
         setattr(config, key, value)
-    torch.manual_seed(0)
-    model = getattr(transformers, zoo.model_class_name(model_type))(config).eval()
-    with torch.no_grad():
-        prefill = model(input_ids=torch.randint(3, 100, (zoo.BATCH, cache_len)), use_cache=True)
-        with FlopCounterMode(display=False) as counter:
-            model(input_ids=torch.randint(3, 100, (zoo.BATCH, 1)), cache=prefill.cache)
-    path = zoo.write_zoo_config(tmp_path, [model_type])
+    reference = zoo_decode.decode_reference(model_type, config, cache_len)
+    path = zoo_decode.write_decode_config(tmp_path, [model_type], cache_len)
     config.to_json_file(str(tmp_path / model_type / "config.json"))  # with the overrides
-    lines = [line.replace("--inference:", "--decode:").replace("mode: inference", f"mode: decode, cache_len: {cache_len}")
-             for line in path.read_text().splitlines() if "mode: training" not in line]
-    path.write_text("\n".join(lines) + "\n")
     code, records, err = zoo.run_tensorcost(path)
     assert code == 0, err
     record = records[f"{model_type}--decode"]
-    assert record["complete"] and record["totals"]["flops"] == counter.get_total_flops()
-    assert record["totals"]["memory"]["kv_cache"] == held_storage_bytes(prefill.cache)
+    assert record["complete"] and record["totals"]["flops"] == reference["flops"]
+    assert record["totals"]["memory"]["kv_cache"] == reference["kv_cache"]
