@@ -19,8 +19,8 @@ from tests.whole_model import zoo  # noqa: E402
 # dispatch through a class decorator to the grouped-matmul kernel), and partial ones of the commonest
 # kinds of gap (layers chosen by their index in a list built as one repeated layer; a state-space scan)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
-         "roformer", "xlm", "olmoe")
-PARTIAL = ("qwen2_moe", "mamba")
+         "roformer", "xlm", "olmoe", "qwen2_moe")
+PARTIAL = ("mamba",)
 
 
 @pytest.fixture(scope="module")
