@@ -16,8 +16,8 @@ from tests.whole_model import zoo  # noqa: E402
 # activations.py; gemma2 gives each layer its mask by `layer_types[i]`; roformer's forward asks
 # `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin; xlm
 # builds a cache from its config object and reads its length before the first layer; olmoe's experts
-# dispatch through a class decorator to the grouped-matmul kernel), and partial ones of the commonest
-# kinds of gap (layers chosen by their index in a list built as one repeated layer; a state-space scan)
+# dispatch through a class decorator to the grouped-matmul kernel; qwen2_moe's layers choose a sparse
+# or a dense block by their own index), and a partial one of a common kind of gap (a state-space scan)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
          "roformer", "xlm", "olmoe", "qwen2_moe")
 PARTIAL = ("mamba",)
