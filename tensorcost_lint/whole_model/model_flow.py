@@ -23,7 +23,7 @@ from . import attribute_presence, choices, class_decorators, class_members, deci
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .gradient_flow import flow_into, union
+from .gradient_flow import flow_into, union, updated_in_place
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential, known_count
 
@@ -58,6 +58,7 @@ class ModelEvaluator(Evaluator):
                 merge = isinstance(node, cst.Call)  # `x.add_(y)` returns x, now computed from y too
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
+                    updated_in_place(run, self, node, flowed)
                 elif flowed and type(fact) is SequenceFact:
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
