@@ -19,7 +19,7 @@ from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, installed_source, \
     known_builtins, known_floats, known_iteration, \
-    known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
+    known_math, known_values, library_layers, library_values, module_casts, module_methods, optional_values, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
@@ -363,6 +363,8 @@ class ModelEvaluator(Evaluator):
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
         elif isinstance(func, cst.Call):
             return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+        elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
+            return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):
             if isinstance(func, cst.Subscript) and name is None:
                 attribute_presence.unknown_call(self, func, args, _pure)
