@@ -16,10 +16,12 @@ from tests.whole_model import zoo  # noqa: E402
 # activations.py; gemma2 gives each layer its mask by `layer_types[i]`; roformer's forward asks
 # `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin; xlm
 # builds a cache from its config object and reads its length before the first layer; olmoe's experts
-# dispatch through a class decorator to the grouped-matmul kernel; qwen2_moe's layers choose a sparse
-# or a dense block by their own index), and a partial one of a common kind of gap (a state-space scan)
+# dispatch through a class decorator to the grouped-matmul kernel; qwen2_moe's and sarvam_moe's layers
+# choose a sparse or a dense block by their own index; kolibri1 compares torch's version through the
+# installed `packaging`; llama4_text rotates in complex numbers and adds its routed experts into the
+# shared expert's output in place), and a partial one of a common kind of gap (a state-space scan)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
-         "roformer", "xlm", "olmoe", "qwen2_moe")
+         "roformer", "xlm", "olmoe", "qwen2_moe", "sarvam_moe", "kolibri1", "llama4_text")
 PARTIAL = ("mamba",)
 
 
