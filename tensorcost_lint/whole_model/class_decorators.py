@@ -58,6 +58,11 @@ def applied(run, home, node: ast.ClassDef) -> dict:
     run.class_patches[key] = patches = {}  # a decorator reading its own class sees it undecorated
     if not node.decorator_list:
         return patches
+    # a base's class statement ran before this one's, its decorators with it: decorating the class
+    # finds its bases decorated already (`@strict` on a config and on its parent is two calls one
+    # after the other, never one inside the other)
+    for base_home, base in _chain(run, home, node.name)[1:]:
+        applied(run, base_home, base)
     found = run.tree.definition(home, node.name)
     if found is None or not isinstance(found[1], cst.ClassDef):
         return patches

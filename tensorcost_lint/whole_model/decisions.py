@@ -79,7 +79,7 @@ def decide_values(run, operator, left, left_node, right, right_node):
         same = left is NONE
         return same if isinstance(operator, cst.Is) else not same
     if isinstance(operator, (cst.In, cst.NotIn)):
-        contained = _contains(left, right)
+        contained = _contains(run, left, right)
         return None if contained is None else contained == isinstance(operator, cst.In)
     symbol = _COMPARE.get(type(operator))
     if symbol in ("==", "!=") and NONE in (left, right):  # `decoder == encoder` with one left None
@@ -133,13 +133,33 @@ def _value(run, fact):
     return None
 
 
-def _contains(item, container):
+_UNKNOWN = object()  # an item whose value the run does not know
+
+
+def _plain_item(run, fact):
+    """A plain fact's Python value (a size's when its dims are bound), or _UNKNOWN."""
+    if fact is NONE:
+        return None
+    if type(fact) is DimFact:
+        value = evaluate_integer(fact.dim, run.sizes)
+        return _UNKNOWN if value is None else value
+    if type(fact) in (BoolFact, IntFact, StringFact):
+        return fact.value
+    return _UNKNOWN
+
+
+def _contains(run, item, container):
     """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
     `True in is_full` of known bools."""
-    if type(item) in (BoolFact, IntFact) and type(container) is SequenceFact:
-        if all(type(i) in (BoolFact, IntFact, StringFact) or i is NONE for i in container.items):
-            return known_values.plain_value(item) in [known_values.plain_value(i) for i in container.items]
-        return None
+    if type(item) in (BoolFact, IntFact, DimFact) and type(container) is SequenceFact:
+        # `layer_idx not in config.mlp_only_layers`: ints >= 1 are sizes, compared by their value
+        wanted = _plain_item(run, item)
+        values = [_plain_item(run, i) for i in container.items]
+        if wanted is _UNKNOWN:
+            return None
+        if wanted in [v for v in values if v is not _UNKNOWN]:
+            return True
+        return None if _UNKNOWN in values else False
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

@@ -14,6 +14,8 @@ lost can carry a gradient the frames do not see (tokens routed to experts by an 
 
 from __future__ import annotations
 
+import libcst as cst
+
 from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import MappingFact, RecordFact
 from .objects import BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
@@ -106,6 +108,22 @@ class GradientFlow:
                 entry.grads = tuple(False for _ in entry.grads)
             else:  # memory_activations.OpSaved
                 entry.storages = ()
+
+
+def updated_in_place(run, interp, node, flowed) -> None:
+    """`out.add_(y)`, `buf.copy_(x)`, `acc.index_add_(0, i, y)`: an in-place method changes the
+    tensor its receiver names, which from then on is computed from the call's operands too (and
+    needs a gradient if one of them does). The call's result is the receiver at runtime; the
+    analysis's is a new fact, so the name's own fact is updated here."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute) \
+            or not isinstance(node.func.value, cst.Name):
+        return
+    name = node.func.attr.value
+    if not name.endswith("_") or name.endswith("__"):
+        return
+    receiver = interp.env.get(node.func.value.value)
+    if type(receiver) is TensorFact:
+        run.mark(receiver, [f for f in flowed if f is not receiver], merge=True)
 
 
 def _reaches(fact, reached: set) -> bool:

@@ -11,14 +11,22 @@ execution, or when items start..stop-1 are alike (the same plain value, or objec
 with equal attributes: each execution sees its own item in the state the others are in). The
 item read stands for all of them: when the loop is done, what the pass left in it is what each
 execution left in its own (the others take its attributes). Items that differ, or a list shorter
-than the range: unknown, as before."""
+than the range: unknown, as before.
+
+A condition the pass cannot decide because it reads the index (`if (layer_idx + 1) % k == 0:` choosing
+a sparse or a dense block, `layer_idx >= config.first_k_dense_replace`) is decided by each index's own
+value when the list is built index by index (ModelRun.build_container), as Python builds it: the pass
+is marked as one whose executions differ, never costed as one layer with both sides."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from ..analysis.facts import SelfFact, TensorFact
+from .known_values import is_plain
 from .storage import Layout, Storage
 
 
@@ -76,6 +84,17 @@ class LoopIndices:
                                                  for name, value in item.attributes.items()})
         self.done = kept
 
+    def undecided(self, interp, node) -> None:
+        """`node`, a condition left undecided, reads the index of a pass running now: that pass's
+        executions differ (each index decides it its own way)."""
+        if not self.running:
+            return
+        indices = {id(record.index): record for record in self.running}
+        for value in _plain_reads(node):
+            record = indices.get(id(interp.eval(value)))
+            if record is not None:
+                record.differed = True
+
     def pick(self, run, sequence, key):
         """`sequence[key]` for `key` the index of a pass running now, or None."""
         record = next((r for r in reversed(self.running) if r.index is key), None)
@@ -89,6 +108,30 @@ class LoopIndices:
             return None
         record.read[id(sequence)] = (sequence, items[0])
         return items[0]
+
+
+def _plain_reads(node):
+    """The names and attribute chains a condition reads (`layer_idx`, `self.layer_idx`): evaluating
+    them again records nothing (known_values.is_plain)."""
+    found = []
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Name(self, name):
+            found.append(name)
+
+        def visit_Attribute(self, attribute):
+            if is_plain(attribute):
+                found.append(attribute)
+                return False  # the chain is read whole: its prefix `self` says nothing
+            return True
+
+        def visit_Call(self, call):
+            for arg in call.args:  # a call's arguments, never the callee (it may be a method to run)
+                arg.value.visit(self)
+            return False
+
+    node.visit(_Reads())
+    return found
 
 
 def _own(run, value, storages: dict):

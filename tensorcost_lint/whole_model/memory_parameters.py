@@ -12,6 +12,8 @@ partial, with its reason: never a guess.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -82,6 +84,21 @@ class ParameterLedger:
             self.facts[key] = fact
         run.mark(fact)  # each read: a first read under no_grad leaves later ones needing a gradient
         return fact
+
+    def recast(self, old, new, cast) -> None:
+        """`new` is `old` after `Module.to(dtype)` (module_casts): the same parameters, each with
+        the dtype `cast(dtype)` gives it."""
+        entry = self.held.get(id(old))
+        if entry is not None:
+            held = entry[1] if isinstance(entry[1], str) else tuple(
+                dataclasses.replace(tensor, dtype=cast(tensor.dtype)) for tensor in entry[1])
+            self.held[id(new)] = (new, held)
+        for table in (self.classes, self.dropout_p, self.norm_rank):
+            if id(old) in table:
+                table[id(new)] = table[id(old)]
+        for (owner, name), target in list(self.ties.items()):
+            if owner == id(old):
+                self.ties[(id(new), name)] = target
 
     def constructed(self, run, interp, last: str, args, module):
         """`module` was built by `torch.nn.<last>(args)`: record its parameters (returned unchanged)."""

@@ -19,11 +19,11 @@ from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, installed_source, \
     known_builtins, known_floats, known_iteration, \
-    known_math, known_values, library_layers, library_values, module_methods, optional_values, python_values, \
+    known_math, known_values, library_layers, library_values, module_casts, module_methods, optional_values, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .gradient_flow import flow_into, union
+from .gradient_flow import flow_into, union, updated_in_place
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential, known_count
 
@@ -58,6 +58,7 @@ class ModelEvaluator(Evaluator):
                 merge = isinstance(node, cst.Call)  # `x.add_(y)` returns x, now computed from y too
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
+                    updated_in_place(run, self, node, flowed)
                 elif flowed and type(fact) is SequenceFact:
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
@@ -362,6 +363,8 @@ class ModelEvaluator(Evaluator):
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
         elif isinstance(func, cst.Call):
             return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+        elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
+            return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):
             if isinstance(func, cst.Subscript) and name is None:
                 attribute_presence.unknown_call(self, func, args, _pure)

@@ -730,7 +730,10 @@ class ModelRun:
 
     # -- branches ----------------------------------------------------------------------------------
     def decide(self, interp, node):
-        return decide(self, interp, node)
+        decision = decide(self, interp, node)
+        if decision is None:
+            self.loop_indices.undecided(interp, node)  # a condition on a repeated layer's own index
+        return decision
 
 
 # torch lets only floating and complex tensors need a gradient: topk's indices, argmax, comparisons and

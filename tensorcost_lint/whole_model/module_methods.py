@@ -3,13 +3,15 @@
 `module.eval()` and `module.train(mode)` set `training` on the module and every module below it and
 return the module (torch 2.x `nn.Module.train`); the run's `self.training` reads that flag where it
 was set, and the entry's mode elsewhere. BigBird's `set_attention_type` ends with
-`if not self.training: self.self.eval()`.
+`if not self.training: self.self.eval()`. `.to(...)`, `.float()`, `.cpu()` and the like return
+the module too (module_casts).
 """
 
 from __future__ import annotations
 
 from ..analysis.facts import SelfFact
 from ..analysis.interpreter import UNHANDLED
+from . import module_casts
 from .objects import BoolFact, ModuleList
 
 MAX_MODULES = 100_000  # modules set per call: a bound on a hostile tree of modules
@@ -27,7 +29,7 @@ def call_module_method(interp, receiver, method: str, args):
         if type(mode) is not BoolFact:
             return UNHANDLED
         return _set_training(receiver, mode.value)
-    return UNHANDLED
+    return module_casts.moved_or_cast(interp, receiver, method, args)
 
 
 def _set_training(root: SelfFact, training: bool) -> SelfFact:

@@ -249,6 +249,13 @@ FUNCTION_ROWS.update({
     "torch.narrow_copy": ("torch.narrow_copy(x, 2, 1, 2)", "b s 2"),
     "torch.split_with_sizes_copy": ("torch.split_with_sizes_copy(x, [1, 3], -1)", ("b s 1", "b s 3")),
 })
+# complex_views: (real, imaginary) pairs viewed as complex and back, and polar coordinates
+FUNCTION_ROWS.update({
+    "torch.view_as_complex": ("torch.view_as_complex(x.reshape(b, s, -1, 2))", "b s d//2", "complex64"),
+    "torch.view_as_real": ("torch.view_as_real(torch.view_as_complex(x.double().reshape(b, s, -1, 2)))",
+                           "b s d//2 2", "float64"),
+    "torch.polar": ("torch.polar(x[0], x[:, :1])", "b s d", "complex64"),
+})
 for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
         ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
         ("jax.numpy", "jnp", "float32", "j", "b s d")):

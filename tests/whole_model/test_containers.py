@@ -36,10 +36,11 @@ def test_a_sequential_subclass_without_forward_inside_a_sequential_is_no_interna
     assert [site["executions"] for site in stages] == [2, 2]  # depth 2, each stage's one Linear repeated
 
 
-def test_a_module_chosen_by_an_undecided_constructor_branch_is_a_choice_not_the_last_side(tmp_path, capsys):
-    """`self.ff = wide if index % 2 == 1 else narrow` with an index the analysis does not know: each
-    side is costed (the total spans both and says it is partial), never the else side alone as
-    a complete total (what it once reported: complete-looking and wrong)."""
+def test_a_module_chosen_by_its_layer_index_in_the_constructor_is_built_per_index(tmp_path, capsys):
+    """`self.ff = wide if index % 2 == 1 else narrow` in layers built by `range(depth)`: each layer is
+    built with its own index, as Python builds it (loop_indices), so the total is complete and equals
+    FlopCounterMode — never the else side alone as a complete total (what it once reported), nor a
+    range over all-wide and all-narrow stacks."""
     from tests.whole_model.fixtures.containers.alternating import Stack
 
     model = Stack()
@@ -47,10 +48,8 @@ def test_a_module_chosen_by_an_undecided_constructor_branch_is_a_choice_not_the_
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS},
                           "tests/whole_model/fixtures/containers/alternating.py:Stack.forward",
                           {"x": "float32 B T 16"})
-    low, high = record["totals"]["flops_range"]
-    narrow, wide = 4 * 2 * 2 * BATCH * STEPS * 16 * 16, 4 * 2 * 2 * BATCH * STEPS * 16 * 64
-    assert (low, high) == (narrow, wide) and low < expected < high
-    assert record["complete"] is False and record["undecided"] == ["index % 2 == 1"]
+    assert record["totals"]["flops_range"] == [expected, expected] and record["totals"]["flops"] == expected
+    assert record["complete"] is True and record["undecided"] == []
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])

@@ -16,11 +16,13 @@ from tests.whole_model import zoo  # noqa: E402
 # activations.py; gemma2 gives each layer its mask by `layer_types[i]`; roformer's forward asks
 # `hasattr(self, "embeddings_project")` of a module whose classes reach a lazily imported mixin; xlm
 # builds a cache from its config object and reads its length before the first layer; olmoe's experts
-# dispatch through a class decorator to the grouped-matmul kernel), and partial ones of the commonest
-# kinds of gap (layers chosen by their index in a list built as one repeated layer; a state-space scan)
+# dispatch through a class decorator to the grouped-matmul kernel; qwen2_moe's and sarvam_moe's layers
+# choose a sparse or a dense block by their own index; kolibri1 compares torch's version through the
+# installed `packaging`; llama4_text rotates in complex numbers and adds its routed experts into the
+# shared expert's output in place), and a partial one of a common kind of gap (a state-space scan)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
-         "roformer", "xlm", "olmoe")
-PARTIAL = ("qwen2_moe", "mamba")
+         "roformer", "xlm", "olmoe", "qwen2_moe", "sarvam_moe", "kolibri1", "llama4_text")
+PARTIAL = ("mamba",)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +50,16 @@ def test_exact_architectures_stay_exact(outcomes, model_type):
 
 
 def test_the_installed_package_read_is_listed_with_its_version(outcomes):
-    """Contract 7a `packages_read`: the source the runs read is transformers', named with its version."""
+    """Contract 7a `packages_read`: each installed package whose source the runs read (transformers
+    and what it imports), named with its installed version; never torch, which is modelled by table."""
+    from importlib.metadata import version
+
     import transformers
 
     for _, record in outcomes.values():
-        assert record["packages_read"] == {"transformers": transformers.__version__}
+        read = record["packages_read"]
+        assert read["transformers"] == transformers.__version__ and "torch" not in read
+        assert all(read[name] == version(name) for name in read)
         assert record["warnings"] == []
 
 

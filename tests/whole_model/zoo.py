@@ -3,13 +3,12 @@
 of the running model as the reference, and one `tensorcost model` run over every entry.
 
 The reference side imports torch and transformers (it runs the model); the tensorcost side reads the
-installed transformers source as text, with no `assume` but the kernels the reference ran (eager
+installed source (transformers and the packages it imports) as text, with no `assume` but the kernels the reference ran (eager
 attention; grouped-matmul experts)."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import io
 import json
@@ -130,7 +129,9 @@ def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
                 f"assume: {{{_RUNTIME_CHOICES}}}}}\n")
     path = folder / "tensorcost.yaml"
     path.write_text(f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\n"
-                    f"source_roots: ['{transformers_source().as_posix()}']\n"  # the installed package, by opt-in
+                    # Contract 7a: the active environment's installed source, read as text (transformers and
+                    # what it imports: packaging's version comparisons, huggingface_hub's helpers)
+                    "site_packages: auto\n"
                     f"models:\n{''.join(entries)}")
     return path
 
@@ -189,7 +190,3 @@ def first_reason(record: dict) -> str:
 
 def reason_counts(outcomes: list[Outcome], top: int = 10) -> list[tuple[str, int]]:
     return Counter(o.detail[:160] for o in outcomes if o.verdict in ("partial", "failed")).most_common(top)
-
-
-def transformers_source() -> Path:
-    return Path(importlib.util.find_spec("transformers").origin).parent
