@@ -34,14 +34,26 @@ def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
 
 def evaluate_integer(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
     """The value of `d` as the Python integer a program computes from the sizes — zero or negative
-    included (`padding_length = kv_length - mask.shape[-1]`), for a comparison, not a size; None when
-    a name is unbound, the dim is Unknown, or a `//` does not divide exactly."""
+    included (`padding_length = kv_length - mask.shape[-1]`), for a comparison or a trip count, not a
+    size: `//` is Python's floor division there (`num_blocks = (seq_len + block - 1) // block` is 1
+    for a sequence shorter than a block), where a declared size must divide exactly (evaluate_dim).
+    None when a name is unbound, the dim is Unknown, or a divisor is zero."""
     if contains_unknown(d) or any(name not in sizes for name in free_names(d)):
         return None
+
+    def leaf(d: DimExpr) -> int:
+        return d.value if type(d) is Const else sizes[d.name]
+
     try:
-        return _value(d, sizes)
-    except ShapeError:
+        return fold_dim(d, leaf, _floor_combine)
+    except ZeroDivisionError:
         return None
+
+
+def _floor_combine(op: str, left: int, right: int, d: BinOp) -> int:
+    if op == "//":
+        return left // right
+    return _combine(op, left, right, d)
 
 
 def _value(d: DimExpr, sizes: Mapping[str, int]) -> int:

@@ -47,7 +47,7 @@ def _precision(interp, spec, framework: str, operands, args) -> Precision:
     return Precision(autocast=autocast, tf32=flags.tf32)
 
 
-def _shapes(interp, spec, operands, literal: dict) -> tuple[str | None, object]:
+def _shapes(interp, node, spec, operands, literal: dict) -> tuple[str | None, object]:
     """(why the site cannot be modelled, or None; its SiteShapes)."""
     if any(type(op) is not TensorFact for op in operands):
         missing = [str(i) for i, op in enumerate(operands) if type(op) is not TensorFact]
@@ -58,6 +58,9 @@ def _shapes(interp, spec, operands, literal: dict) -> tuple[str | None, object]:
     shapes = [tuple(op.shape) for op in operands]
     ctx = interp.ctx
     model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.settings.sizes, literal, ctx.settings.strict_broadcast)
+    if model.undecided and interp.unify_dims(node, model.undecided):  # the sizes a running program must have
+        model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.settings.sizes, literal,
+                                                     ctx.settings.strict_broadcast)
     if model.undecided:
         what, a, b = model.undecided[0]
         return (f"cannot tell whether {what} {render_dim(a)} equals {render_dim(b)}; "
@@ -72,7 +75,7 @@ def _record(interp, node, spec, framework: str, function: str, operands: tuple, 
         precision = _precision(interp, spec, framework, operands, args)
     shapes = None
     if unresolved is None:
-        unresolved, shapes = _shapes(interp, spec, operands, literal or {})
+        unresolved, shapes = _shapes(interp, node, spec, operands, literal or {})
     ctx = interp.ctx
     site = CallSite(spec, framework, function, operands, shapes, precision, unresolved=unresolved,
                     span=SourceSpan(ctx, node), **options)

@@ -81,6 +81,16 @@ class Evaluator:
                 self.walk(child)
 
     # -- leaves ---------------------------------------------------------------------------------
+    def unify_dims(self, node, undecided) -> bool:
+        """Bind unsized dims a site's shapes could not prove equal to a sized one (whole-model runs:
+        dim_unification); per-file linting keeps the dims the user declared."""
+        return False
+
+    def listed_items(self, fact):
+        """The items of a list or tuple value, when each is known (what `torch.cat(xs)` reads); the
+        whole-model run's lists built by `append` too."""
+        return fact.items if type(fact) is SequenceFact else None
+
     def _eval_Name(self, node: cst.Name):
         name = node.value
         known = self.env.get(name)

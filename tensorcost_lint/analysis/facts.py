@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shape_annotations import Unknown, evaluate_dim, same_dim
+from shape_annotations import Unknown, evaluate_dim, evaluate_integer, same_dim
 
 from . import dtype_rules, shape_ops
 
@@ -147,11 +147,7 @@ def known_int(fact, sizes) -> int | None:
     if type(fact) is IntFact:
         return fact.value
     if type(fact) is DimFact:
-        try:
-            value = evaluate_dim(fact.dim, sizes)
-        except Exception:  # noqa: BLE001 - an unbound dim is not a known int
-            return None
-        return value if isinstance(value, int) else None
+        return evaluate_integer(fact.dim, sizes)  # Python's int: `//` floors, zero and below included
     return None
 
 

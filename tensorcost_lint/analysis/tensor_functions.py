@@ -141,9 +141,9 @@ def _diff(interp, args):
 
 
 def _sequence_of_tensors(interp, node):
-    fact = interp.eval(node)
-    if type(fact) is SequenceFact and all(type(i) is TensorFact for i in fact.items):
-        return list(fact.items)
+    items = interp.listed_items(interp.eval(node))
+    if items is not None and all(type(i) is TensorFact for i in items):
+        return list(items)
     return None
 
 
@@ -314,6 +314,8 @@ FUNCTIONS = {
     "torch.broadcast_to": as_method("broadcast_to"), "torch.repeat_interleave": as_method("repeat_interleave"),
     "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
     "torch.logsumexp": as_method("logsumexp"),
+    # `torch.linalg.vector_norm(x, ord, dim, keepdim, *, dtype)`: after the tensor, `Tensor.norm`'s order
+    "torch.linalg.vector_norm": as_method("norm"),
     "torch.nn.functional.embedding": _embedding,
     "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
     "torch.diff": _diff, "numpy.diff": _diff, "jax.numpy.diff": _diff,

@@ -14,6 +14,7 @@ from .build_entry import built_entry
 from .config_objects import bind_root_config
 from .decode_step import decode_sizes, run_decode, serving_switch, step_inputs
 from .dim_reads import RecordedSizes, unread_warnings
+from .kv_cache import cache_objects
 from .library_values import config_class_values
 from .memory_totals import MemoryTotals, memory_totals
 from .model_run import ModelRun, _method
@@ -41,6 +42,7 @@ class ModelResult:
     warnings: list = field(default_factory=list)  # Contract 7a: declared dims the run never read
     # (file, line, column) of the entry method's `def`: a build entry's lies in the class it built
     entry_at: tuple | None = None
+    unified: list = field(default_factory=list)  # dim_unification.Unified: unsized dims given the size they met
 
     @property
     def calls_not_costed(self) -> list:
@@ -120,7 +122,8 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     run.returned = returned  # what the forward returns: the cache a prefill keeps (kv_cache.py)
     if entry.mode == "training":
         # the backward runs only what the output needs
-        run.grad_flow.prune(returned, run.stack[0], not run.unfollowed and not run.limits)
+        run.grad_flow.prune(returned, run.stack[0], not run.unfollowed and not run.limits,
+                            state=cache_objects(run, returned))
     totals = total(run.stack[0], sizes, config, entry.mode == "training")
     not_followed = []
     for ctx, node, reason in run.unfollowed:
@@ -151,4 +154,4 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
                                [source for source in run.tree.files.values() if source is not None])
     files = sorted(str(path) for path in run.tree.files if path not in run.tree.virtual)  # the build's text is in no file
     return ModelResult(entry, totals, run.undecided, run.problems, not_followed, run.classes, root_path,
-                       files, kept, memory, warnings, _definition_at(run, function))
+                       files, kept, memory, warnings, _definition_at(run, function), list(run.unified))

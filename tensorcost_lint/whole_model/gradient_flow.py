@@ -71,10 +71,14 @@ class GradientFlow:
             self.outputs.append((entry, fact))
 
     # -- the backward ------------------------------------------------------------------------------
-    def prune(self, returned, top: list, followed_whole: bool) -> None:
+    def prune(self, returned, top: list, followed_whole: bool, state=()) -> None:
         """Drop the backward of every site (and what ops save) whose output the returned value does
         not depend on. Nothing is dropped when the returned value holds anything the run cannot
-        describe, a site is unresolved, or a call was not followed (`followed_whole` False)."""
+        describe, a site is unresolved, or a call was not followed (`followed_whole` False).
+        `state`: the objects the forward returns to keep state in (a cache, kv_cache.cache_objects):
+        a loss is a tensor computed from the outputs, never from what a cache object holds (a
+        linear attention's running `K^T V` kept only for the next step has no backward), so the
+        backward does not start from their tensors; with nothing else returned, nothing is dropped."""
         if not followed_whole:
             return
         tree: dict = {}
@@ -84,7 +88,7 @@ class GradientFlow:
             # to experts through an unknown index): what it reaches is not known, nothing is dropped
             return
         roots: list = []
-        if not _tensors_of(returned, roots, set()):
+        if not _tensors_of(returned, roots, {id(item) for item in state}) or not roots:
             return
         reached: set = set()
         work = list(roots)

@@ -59,6 +59,22 @@ def torch_base(run, source, cls: cst.ClassDef) -> str | None:
     return None
 
 
+def plain_class(run, source, cls: cst.ClassDef) -> bool:
+    """A class whose whole chain is in the tree and derives from nothing but `object`: certainly
+    not a module (a cache or state holder); False when any base is outside the tree or a library's."""
+    chain = _chain(run, source, cls.name.value)
+    if not chain or chain[0][1].name != cls.name.value:
+        return False
+    names = {node.name for _, node in chain}
+    for home, node in chain:
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in names:
+                continue
+            if ast_dotted_name(base) != "object":
+                return False
+    return True
+
+
 def _defines(node: ast.ClassDef, name: str) -> bool:
     return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in node.body)
 

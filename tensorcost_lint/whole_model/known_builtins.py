@@ -145,21 +145,32 @@ def _set(interp, args):
         return UNHANDLED
     if not args.positional:
         return SequenceFact(())
-    items = items_of(interp.eval(args.positional[0]))
-    if items is None or not all(type(item) in (StringFact, DimFact, IntFact, BoolFact) for item in items):
+    return distinct_items(interp, items_of(interp.eval(args.positional[0])))
+
+
+def distinct_items(interp, items):
+    """The items of a set built from `items` (`set(x)`, `{t for t in thetas if t}`): each distinct
+    value once, equal as Python compares them (`1 == 1.0`), the first occurrence kept; None when an
+    item is not a known string or number."""
+    if items is None:
         return None
-    return SequenceFact(tuple(dict.fromkeys(items)))
+    kept: dict = {}
+    for item in items:
+        key = item.value if type(item) is StringFact else \
+            known_floats.number(interp.run, item) if type(item) in _NUMBERS else None
+        if key is None:
+            return None
+        kept.setdefault(key, item)
+    return SequenceFact(tuple(kept.values()))
 
 
-def _sort_key(item):
-    """The value `sorted` orders a known plain item by, or None (a dim of no known size)."""
+def _sort_key(interp, item):
+    """The value `sorted` orders a known plain item by, or None (a dim of no known size): strings,
+    and numbers (ints, sizes, known floats: one kind, as Python compares them)."""
     if type(item) is StringFact:
         return (1, item.value)
-    if type(item) in (IntFact, BoolFact):
-        return (0, int(item.value))
-    if type(item) is DimFact and type(item.dim) is Const:
-        return (0, item.dim.value)
-    return None
+    value = known_floats.number(interp.run, item) if type(item) in _NUMBERS else None
+    return None if value is None else (0, value)
 
 
 def _sorted(interp, args):
@@ -170,7 +181,7 @@ def _sorted(interp, args):
     items = items_of(interp.eval(args.positional[0]))
     flag = interp.eval(args.keywords["reverse"]) if "reverse" in args.keywords else BoolFact(False)
     reverse = flag.value if type(flag) is BoolFact else None
-    keys = None if items is None else [_sort_key(item) for item in items]
+    keys = None if items is None else [_sort_key(interp, item) for item in items]
     if keys is None or None in keys or reverse is None or len({kind for kind, _ in keys}) > 1:
         return None
     order = sorted(range(len(items)), key=lambda i: keys[i][1], reverse=reverse)
@@ -355,8 +366,9 @@ def _bool(interp, args):
 def _extreme(pick):
     def handler(interp, args):
         """`max(1, n)` / `min(low, 0)` of known numbers: the argument Python picks (the first of
-        equal ones), an int as the run holds ints; of numbers not all known, a number of no known
-        value (`x - max(low, 0)` keeps x's shape); unknown otherwise."""
+        equal ones), itself, as Python returns it (`min(start + block, seq_len)` is the dim seq_len,
+        its formula kept); of numbers not all known, a number of no known value (`x - max(low, 0)`
+        keeps x's shape); unknown otherwise."""
         if args.keywords or args.starred or len(args.positional) < 2:
             return UNHANDLED
         facts = [interp.eval(value) for value in args.positional]
@@ -364,7 +376,7 @@ def _extreme(pick):
         if None in values:
             return ScalarFact() if all(type(fact) in _NUMBERS for fact in facts) else None
         chosen = values.index(pick(values))
-        return facts[chosen] if type(facts[chosen]) is ScalarFact else int_fact(int(values[chosen]))
+        return facts[chosen]
     return handler
 
 

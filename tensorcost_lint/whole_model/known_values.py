@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from shape_annotations import Const
+from shape_annotations import BinOp, Const, simplify_dim
 
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
 from ..analysis.interpreter import UNHANDLED
@@ -372,7 +372,31 @@ def arithmetic(run, operator, left, right):
         # a negative int and a literal (`-self.sliding_window + 1`, a slice's start): Python's int
         a, b = _literal_int(left), _literal_int(right)
         return int_fact(a + b if isinstance(operator, cst.Add) else a - b)
+    if IntFact in (type(left), type(right)) and {type(left), type(right)} <= {IntFact, DimFact}:
+        return _int_and_size(run, operator, left, right)
     return UNHANDLED
+
+
+_INT_OPERATORS = {cst.Add: ("+", lambda a, b: a + b), cst.Subtract: ("-", lambda a, b: a - b),
+                  cst.Multiply: ("*", lambda a, b: a * b), cst.FloorDivide: ("//", lambda a, b: a // b)}
+
+
+def _int_and_size(run, operator, left, right):
+    """A plain int with a size (`i * self.block_size`, `start + block`, `0 - n`): the Python int the
+    program computes from the declared sizes, kept as a dim expression while it is a size (>= 1,
+    so formulas stay in the dims) and an IntFact otherwise (`0 * block_size` is 0, an index)."""
+    rule = _INT_OPERATORS.get(type(operator))
+    a, b = int_of(run, left), int_of(run, right)
+    if rule is None or a is None or b is None or (rule[0] == "//" and b == 0):
+        return UNHANDLED
+    value = rule[1](a, b)
+    if value < 1:
+        return IntFact(value)
+    dims = [fact.dim if type(fact) is DimFact else Const(fact.value) if fact.value >= 0 else None
+            for fact in (left, right)]
+    if None in dims:  # a negative literal: the size as its number
+        return DimFact(Const(value))
+    return DimFact(simplify_dim(BinOp(rule[0], dims[0], dims[1])))
 
 
 def _literal_int(fact):

@@ -17,7 +17,7 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, choices, class_decorators, class_members, decisions, expressions, installed_source, \
+from . import attribute_presence, choices, class_decorators, class_members, decisions, dim_unification, expressions, installed_source, \
     known_builtins, known_floats, known_iteration, \
     known_math, known_values, library_layers, library_values, module_casts, module_methods, optional_values, python_values, \
     registries, torch_values
@@ -52,14 +52,17 @@ class ModelEvaluator(Evaluator):
                 run = self.run
                 run.storage.observe(self, node, fact)
                 run.grad_flow.settle(node, fact)
-                if flowed and _returned_by_tree_code(run, node, fact):
+                by_tree_code = bool(flowed) and _returned_by_tree_code(run, node, fact)
+                if by_tree_code:
                     # the callee's own ops marked what needs one, and what each was computed from
                     flowed = _grad_items(run, fact)
                 merge = isinstance(node, cst.Call)  # `x.add_(y)` returns x, now computed from y too
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
                     updated_in_place(run, self, node, flowed)
-                elif flowed and type(fact) is SequenceFact:
+                elif flowed and type(fact) is SequenceFact and not by_tree_code:
+                    # an op's tuple (each item from every operand); a tuple the tree's code returns
+                    # holds items each computed from its own (`return out, state`: out is not from state)
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
@@ -151,6 +154,14 @@ class ModelEvaluator(Evaluator):
             return known
         return super()._eval_Comparison(node)
 
+    def unify_dims(self, node, undecided) -> bool:
+        return dim_unification.unify(self.run, self.ctx, node, undecided)
+
+    def listed_items(self, fact):
+        if type(fact) is python_values.GrowingList:
+            return python_values.appended_items(fact)
+        return super().listed_items(fact)
+
     def _eval_FormattedString(self, node):
         return known_values.formatted_string(self, node)
 
@@ -175,6 +186,14 @@ class ModelEvaluator(Evaluator):
     def _eval_GeneratorExp(self, node: cst.GeneratorExp):
         known = known_iteration.comprehension(self, node)
         return python_values.comprehension(self, node) if known is UNHANDLED else known
+
+    def _eval_SetComp(self, node: cst.SetComp):
+        known = known_iteration.comprehension(self, node)  # each element, then each distinct one once
+        if known is UNHANDLED or known is None:
+            if known is UNHANDLED:
+                self.walk(node)
+            return None
+        return known_builtins.distinct_items(self, known.items)
 
     def _eval_DictComp(self, node: cst.DictComp):
         known = known_iteration.comprehension(self, node)
@@ -562,10 +581,18 @@ class ModelFlow(FunctionFlow):
         finally:
             tainted = frames.pop()
         for target in node.targets:
+            unpacked = isinstance(target.target, (cst.Tuple, cst.List))
             for name in python_values.target_names(target.target):
-                if tainted and self.run_.mode == "training":
-                    self.env[GRAD_TAINT + name] = tainted  # what the bound value was computed from
-                    self.run_.mark(self.env.get(name), tainted)  # a shape comment may have replaced the fact
+                own = tainted
+                value = self.env.get(name)
+                if own and unpacked and type(value) is TensorFact and self.run_.needs_grad(value):
+                    # `out, state = self.attn(x)`: an item that needs a gradient stands for what it
+                    # was computed from (out is not computed from state), not the whole tuple's
+                    own = [value]
+                if own and self.run_.mode == "training":
+                    self.env[GRAD_TAINT + name] = own  # what the bound value was computed from
+                    if not unpacked:
+                        self.run_.mark(value, own)  # a shape comment may have replaced the fact
                 else:
                     self.env.pop(GRAD_TAINT + name, None)
 
@@ -921,5 +948,8 @@ def _returned_by_tree_code(run, node, fact) -> bool:
 
 
 def _grad_items(run, fact) -> list:
-    items = fact.items if type(fact) is SequenceFact else (fact,)
+    if type(fact) is python_values.GrowingList:  # a list built by appends stands for what it holds
+        items = tuple(item for item, _ in fact.runs)
+    else:
+        items = fact.items if type(fact) is SequenceFact else (fact,)
     return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]

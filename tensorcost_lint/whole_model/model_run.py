@@ -23,7 +23,7 @@ from ..analysis.interpreter import UNHANDLED
 from . import call_binding, choices, class_decorators, library_layers, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .decisions import decide
-from .inheritance import find_method, owner_of, torch_base
+from .inheritance import find_method, owner_of, plain_class, torch_base
 from .library_objects import MappingFact
 from .library_values import construct_record
 from .model_flow import NONE, ModelEvaluator, ModelFlow
@@ -84,6 +84,7 @@ class ModelRun:
         self.recorder = RunRecorder(self)
         self.tree = tree_factory(self.recorder)
         self.sizes = sizes
+        self.unified: list = []  # dim_unification.Unified: unsized dims bound to the size they met
         self.mode = mode
         self.assume = assume
         self.grad: dict = {}  # id(fact) -> fact: tensors that need a gradient (kept alive: ids stay unique)
@@ -586,8 +587,11 @@ class ModelRun:
                 self.forward_build = forward_build
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
                 self.incomplete_objects.add(id(self_fact))
+            plain = plain_class(self, source, cls)
             for name, value in list(self_fact.attributes.items()):
-                if type(value) is python_values.GrowingList:  # built: its appends are done
+                # a module built: its lists are the module lists their appends made; a plain
+                # object's list (a cache's `self.states = []`) is a list the forward may append to
+                if type(value) is python_values.GrowingList and not plain:
                     self_fact.attributes[name] = value.as_module_list()
         return self_fact
 

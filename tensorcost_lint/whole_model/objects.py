@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shape_annotations import evaluate_dim
+from shape_annotations import evaluate_dim, evaluate_integer
 
 
 @dataclass(frozen=True)
@@ -155,10 +155,7 @@ def known_count(dim, sizes: dict):
     """A `Repeat`'s trip count under `sizes`, or None when it is unbound or negative (unknown)."""
     if dim is None:
         return None
-    try:
-        value = evaluate_dim(dim, sizes)
-    except Exception:  # noqa: BLE001 - an unbound count is unknown
-        return None
+    value = evaluate_integer(dim, sizes)  # a trip count is a Python int: `//` floors
     return value if value is not None and value >= 0 else None
 
 

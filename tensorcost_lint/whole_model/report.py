@@ -92,6 +92,10 @@ def model_json(result, hardware_id: str) -> dict:
                          for path, line, column, expression, reason in result.not_followed],
         # Contract 7a: dims given in `dims` or `--dim` that nothing in the run reads
         "warnings": list(result.warnings),
+        # an addition to Contract 7a: unsized dims bound to the size a running program must give
+        # them (an input's `d_in` contracted with a Linear's in_features), with where
+        "unified_dims": [{"dim": u.name, "size": u.size, "from": u.what, "path": _relative(u.path, result.root),
+                          "line": u.line, "expression": u.expression} for u in result.unified],
         # Contract 7a: installed packages whose source the run read, with their versions
         "packages_read": packages_read(result.files),
         # Contract 7a: the call that built the model, when the entry is a method of what it builds

@@ -306,6 +306,7 @@ class SourceTree:
         self.cli_dims = cli_dims
         self.recorder = recorder
         self.files: dict[Path, SourceFile | None] = {}
+        self.unified_dims: dict = {}  # name -> size a running program must have (dim_unification)
         self.unreadable: dict = {}  # path -> why it could not be read (said again when it is reached again)
         self.failures: dict = {}  # (file path, name) -> why the name's import could not be followed
         self.virtual: set = set()  # paths of modules given as text (load_text), in no file on disk
@@ -337,6 +338,14 @@ class SourceTree:
             raise SourceError(self.unreadable[path]) from None
         return self._indexed(path, text, tree)
 
+    def bind_dim(self, name: str, size: int) -> None:
+        """An unsized dim unified with a size (dim_unification): every file read, and those read later,
+        see it, unless a file declares the name itself."""
+        self.unified_dims[name] = size
+        for source in self.files.values():
+            if source is not None:
+                source.ctx.settings.sizes.setdefault(name, size)
+
     def load_text(self, path: Path, text: str) -> SourceFile:
         """A module that exists only as text (a `build:` expression's module, build_entry.py), as if
         it were the file `path`: its imports resolve from that file's folder."""
@@ -348,6 +357,8 @@ class SourceTree:
         imports = import_table_from_ast(tree)
         sizes = recorded_like(self.config.dims, merge_dim_bindings(self.config.dims, read_pragmas(text, Recorder()),
                                                                    self.cli_dims))
+        for name, size in self.unified_dims.items():
+            sizes.setdefault(name, size)
         settings = FileSettings(
             path=str(path), imports=imports, sizes=sizes, default_dtype=self.config.default_dtype,
             strict_broadcast=self.config.broadcast_policy == "strict", sequence_dims=tuple(self.config.sequence_dims),

@@ -216,6 +216,7 @@ FUNCTION_ROWS = {
     "torch.randn_like": ("torch.randn_like(n)", "s d", "float64"),
     "torch.rand_like": ("torch.rand_like(x, dtype=torch.float16)", "b s d", "float16"),
     "torch.normal": ("torch.normal(0.0, 0.02, size=(s, d))", "s d", "float32"),
+    "torch.linalg.vector_norm": ("torch.linalg.vector_norm(x.half(), 2, dim=-1, keepdim=True)", "b s 1", "float16"),
 }
 FUNCTION_ROWS.update({
     **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (

@@ -261,12 +261,18 @@ def test_same_dim_is_never_wrong(x, y, sizes):
 
 def test_evaluate_integer_gives_the_programs_integer_zero_and_negative_included():
     """A dim used as a Python int (`padding_length = kv_length - mask.shape[-1]`) may be 0 or less,
-    which a size may not be: evaluate_integer reads it for a comparison; unbound names, Unknown dims
-    and inexact `//` give None."""
+    which a size may not be: evaluate_integer reads it for a comparison or a trip count, `//` as
+    Python's floor division (`(seq + block - 1) // block`); unbound names, Unknown dims and a zero
+    divisor give None, where evaluate_dim (a size) refuses an inexact `//`."""
     from shape_annotations import BinOp, Const, Sym, Unknown, evaluate_integer
 
     assert evaluate_integer(BinOp("-", Sym("kv"), Sym("q")), {"kv": 8, "q": 8}) == 0
     assert evaluate_integer(BinOp("-", Sym("kv"), Const(10)), {"kv": 8}) == -2
     assert evaluate_integer(BinOp("+", Sym("kv"), Const(1)), {}) is None
     assert evaluate_integer(Unknown("slice"), {}) is None
-    assert evaluate_integer(BinOp("//", Sym("d"), Const(2)), {"d": 9}) is None
+    assert evaluate_integer(BinOp("//", Sym("d"), Const(2)), {"d": 9}) == 4
+    blocks = BinOp("//", BinOp("-", BinOp("+", Sym("seq"), Sym("block")), Const(1)), Sym("block"))
+    assert evaluate_integer(blocks, {"seq": 32, "block": 256}) == 1
+    assert evaluate_integer(BinOp("//", Sym("d"), Sym("z")), {"d": 9, "z": 0}) is None
+    with pytest.raises(ShapeError, match="divide exactly"):
+        evaluate_dim(BinOp("//", Sym("d"), Const(2)), {"d": 9})
