@@ -202,7 +202,7 @@ def test_a_recursive_constructor_of_unknown_depth_is_listed(tmp_path):
 
 
 def test_the_call_depth_limit_is_not_called_recursion(tmp_path):
-    from tensorcost_lint.whole_model.model_run import MAX_CALL_DEPTH
+    from tensorcost_lint.whole_model.code_calls import MAX_CALL_DEPTH
 
     depth = MAX_CALL_DEPTH + 10
     helpers = "".join(f"def h{i}(x, w):\n    return h{i + 1}(x, w)\n\n" for i in range(depth))
