@@ -16,7 +16,7 @@ from ..analysis.facts import CONFIG, INFER_DIM, DimFact, IntFact, ModuleFact, Sc
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, known_values, library_values, python_values, registries
+from . import attribute_presence, config_copies, known_values, library_values, python_values, registries
 from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
@@ -282,6 +282,8 @@ def builtin_call(interp, node: cst.Call, args):
         return _int_of(interp, args.positional[0])
     if name == "hasattr" and len(args.positional) == 2 and not args.keywords:
         owner, attribute = (interp.eval(value) for value in args.positional)
+        if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
+            owner = CONFIG  # a deep copy of the config has what the config has
         if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
             return attribute_presence.has_attribute(run, owner, attribute.value)
         if owner is CONFIG and type(attribute) is StringFact and run.config_values:

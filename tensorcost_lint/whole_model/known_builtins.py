@@ -16,7 +16,7 @@ from shape_annotations import Const
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, call_binding, known_floats, known_math, python_values
+from . import attribute_presence, call_binding, config_copies, known_floats, known_math, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -416,7 +416,8 @@ def _listed(interp, value):
 
 
 # stdlib callables by their imported name (`from collections import OrderedDict`)
-_STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain, **known_math.FUNCTIONS}
+_STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain, "copy.deepcopy": config_copies.deepcopy_call,
+           "copy.copy": config_copies.copy_call, **known_math.FUNCTIONS}
 
 
 def call_with_facts(interp, func_node, callee, facts: list):

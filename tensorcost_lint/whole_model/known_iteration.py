@@ -9,12 +9,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import tensor_functions
-from ..analysis.facts import SequenceFact, StringFact, TensorFact
+from ..analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import class_members, python_values
+from . import class_members, known_floats, python_values
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
-from .library_objects import MappingFact
-from .objects import known_count
+from .library_objects import IntFact, MappingFact
+from .objects import BoolFact, known_count
 
 
 def comprehension(interp, node):
@@ -37,10 +37,19 @@ def comprehension(interp, node):
     if not known:
         return None
     if isinstance(node, cst.DictComp):
-        if any(type(key) is not StringFact for key, _ in results):
+        keys = [dict_key(interp.run, key) for key, _ in results]
+        if None in keys:
             return None
-        return MappingFact(tuple(dict((key.value, value) for key, value in results).items()))
+        return MappingFact(tuple(dict(zip(keys, (value for _, value in results))).items()))
     return SequenceFact(tuple(results))
+
+
+def dict_key(run, fact):
+    """The Python value a known key fact is (a string, or a number: `{theta: rope(theta) for …}`
+    keyed by floats, `1 == 1.0` the same key as Python has it); None when not known."""
+    if type(fact) is StringFact:
+        return fact.value
+    return known_floats.number(run, fact) if type(fact) in (ScalarFact, DimFact, IntFact, BoolFact) else None
 
 
 def _expand(interp, node, loops, env, results) -> bool:

@@ -18,10 +18,10 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
+from ..analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import python_values
+from . import known_floats, python_values
 from .call_binding import UNKNOWN_REST
 from .library_objects import IntFact, MappingFact
 from .objects import NONE, BoolFact, ModuleList
@@ -85,7 +85,9 @@ def items_of(value):
     if type(value) is IteratorFact:
         return value.remaining()
     if type(value) is MappingFact:
-        return None if partly_unknown(value) else tuple(StringFact(key) for key, _ in value.items)
+        if partly_unknown(value) or not string_keyed(value):
+            return None  # keys that are numbers (`{theta: ...}`) are not strings: not listed as such
+        return tuple(StringFact(key) for key, _ in value.items)
     if type(value) is ModuleList and value.count is None:
         return value.items
     if type(value) is python_values.GrowingList and not value.unknown:
@@ -154,7 +156,10 @@ def subscript(interp, node: cst.Subscript):
         value = interp.eval(node.value)
         if type(value) is MappingFact:
             key = interp.eval(part.value)
-            return value.get(key.value) if type(key) is StringFact else None
+            if type(key) is StringFact:
+                return value.get(key.value)
+            number = known_floats.number(interp.run, key) if type(key) in (ScalarFact, DimFact, IntFact) else None
+            return None if number is None or not any(type(k) is not str for k, _ in value.items) else value.get(number)
         items = value.items if type(value) is SequenceFact or type(value) is ModuleList and value.count is None \
             else None
         if items is None:
@@ -265,6 +270,10 @@ def _unknown_change(interp, func, name: str, args):
     return None
 
 
+def string_keyed(mapping: MappingFact) -> bool:
+    return all(type(key) is str for key, _ in mapping.items)
+
+
 def partly_unknown(mapping: MappingFact) -> bool:
     """A mapping with keys the run does not know (`**kwargs` that received an unknown `**value`)."""
     return any(key == UNKNOWN_REST for key, _ in mapping.items)
@@ -285,7 +294,7 @@ def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
     if name in ("keys", "values", "items", "copy") and not positional:
         if name == "copy":
             return mapping
-        if partly_unknown(mapping):
+        if partly_unknown(mapping) or name != "values" and not string_keyed(mapping):
             return None
         if name == "keys":
             return SequenceFact(tuple(StringFact(key) for key, _ in mapping.items))

@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import Const, Sym
 
 from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
-from . import class_members
+from . import class_members, config_copies
 from .library_objects import IntFact, MappingFact, RecordFact
 from .objects import NONE, BoolFact, ClassRef
 from .torch_values import TRACING_TYPES
@@ -179,6 +179,8 @@ def getattr_call(run, interp, args):
         if has_default:
             interp.eval(args.positional[2])
         return None
+    if config_copies.original(run, owner, name.value) is not None:
+        owner = CONFIG  # a deep copy of the config, a field the code did not assign on it
     if owner is CONFIG:
         field = name.value if name.value in run.config_values else run.config_names.get(name.value, name.value)
         if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values \

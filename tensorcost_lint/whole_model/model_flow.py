@@ -17,7 +17,7 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.function_flow import FunctionFlow, merge_envs
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, choices, class_decorators, class_members, decisions, dim_unification, expressions, installed_source, \
+from . import attribute_presence, choices, class_decorators, class_members, config_copies, decisions, dim_unification, expressions, installed_source, \
     known_builtins, known_floats, known_iteration, \
     known_math, known_values, library_layers, library_values, module_casts, module_methods, optional_values, python_values, \
     registries, torch_values
@@ -268,6 +268,8 @@ class ModelEvaluator(Evaluator):
             if name == "training" and name not in receiver.attributes:
                 return BoolFact(self.run.mode == "training")
             value = super().attribute_of(receiver, name)
+            if value is None and config_copies.original(self.run, receiver, name) is CONFIG:
+                return library_values.config_attribute(self.run, name)  # a deep copy's unchanged field
             if value is None and name not in receiver.attributes:
                 instance = self.run.instance(receiver)
                 if instance is not None:  # `self.head_dim` of a `@property`: its getter runs

@@ -63,6 +63,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.memo: dict = {}
         self.active: list = []
         self.instances: dict = {}  # id(SelfFact) -> Instance
+        self.config_copies: dict = {}  # id(SelfFact) -> a `copy.deepcopy(config)` (config_copies)
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
         self.incomplete_objects: set = set()
