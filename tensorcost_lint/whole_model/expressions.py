@@ -19,7 +19,7 @@ from ..analysis.literals import int_value
 from . import attribute_presence, config_copies, known_values, library_values, python_values, registries
 from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
-from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential
+from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential, known_count
 
 
 def decide_literal(fact):
@@ -170,8 +170,8 @@ def subscript(interp, node: cst.Subscript):
         literal = int_value(index_node)
         return library_values.record_item(value, literal if literal is not None else interp.eval(index_node))
     if type(value) is MappingFact:
-        key = interp.eval(index_node)
-        return value.get(key.value) if type(key) is StringFact else None
+        key = known_values.dict_key(run, interp.eval(index_node))
+        return None if key is None or type(key) is not str and known_values.string_keyed(value) else value.get(key)
     if type(value) is RegistryRef:
         return registries.lookup(run, interp, value, interp.eval(index_node))
     interp.eval(index_node)
@@ -210,6 +210,10 @@ def _module_item(interp, modules, part):
             length = modules.count if modules.count is not None else Const(len(items))
             if upper is not None and same_dim(upper, length, interp.run.sizes):
                 return modules
+        if type(modules) is ModuleList and all(b is None or known_values.side_effect_free(b) for b in (part.lower, part.upper, part.step)):
+            sliced = _sliced_modules(interp, modules, part)  # `self.layers[start:stop]` of known ints
+            if sliced is not None:
+                return sliced
         interp.walk(part)
         return None
     literal = int_value(part.value)
@@ -237,6 +241,31 @@ def _one_of_copies(run, item, index) -> bool:
         return False
     run.incomplete_objects.add(id(item))
     return True
+
+
+def _sliced_modules(interp, modules: ModuleList, part: cst.Slice):
+    """A module list sliced by known ints, as Python slices a list (negative and missing bounds,
+    clamping, a step): listed modules, the items in the slice; one module repeated n times, that
+    module the slice's length of times — still read by index only when the slice starts at 0 (its
+    executions are the first ones; a later slice's layers know their index no more)."""
+    run = interp.run
+    length = len(modules.items) if modules.count is None else known_count(modules.count, run.sizes)
+    bounds = []
+    for bound in (part.lower, part.upper, part.step):
+        fact = NONE if bound is None else interp.eval(bound)
+        value = None if fact is NONE else known_values.int_of(run, fact)
+        if fact is not NONE and value is None:
+            return None
+        bounds.append(value)
+    if length is None or bounds[2] == 0:
+        return None
+    picked = range(length)[slice(*bounds)]
+    if modules.count is None:
+        return ModuleList(tuple(modules.items[i] for i in picked))
+    if not picked:
+        return ModuleList(())
+    index = modules.index if picked.start == 0 and picked.step == 1 else None
+    return ModuleList(modules.items, Const(len(picked)), index)
 
 
 def _from_start_to_end(interp, part: cst.Slice) -> bool:
@@ -310,7 +339,8 @@ def enumerated(node, env):
 
 
 def dict_literal(interp, node: cst.Dict):
-    """`{"config": self.config, ...}` with string keys: a known mapping (`f(**mask_kwargs)`)."""
+    """`{"config": self.config, ...}`: a known mapping (`f(**mask_kwargs)`), its keys strings,
+    numbers, bools or tuples of them (`{(is_sliding, is_loop): LayerClass, ...}`)."""
     items = []
     known = True
     for element in node.elements:
@@ -320,11 +350,12 @@ def dict_literal(interp, node: cst.Dict):
             continue
         key = interp.eval(element.key)
         value = interp.eval(element.value)
-        if type(key) is StringFact:
-            items.append((key.value, value))
+        python_key = known_values.dict_key(interp.run, key)
+        if python_key is not None:
+            items.append((python_key, value))
         else:
             known = False
-    return MappingFact(tuple(items)) if known else None
+    return MappingFact(tuple(dict(items).items())) if known else None  # a repeated key: its last value
 
 
 def _int_of(interp, node):

@@ -9,12 +9,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import tensor_functions
-from ..analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact, TensorFact
+from ..analysis.facts import SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import class_members, known_floats, python_values
-from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
-from .library_objects import IntFact, MappingFact
-from .objects import BoolFact, known_count
+from . import class_members, known_values, python_values
+from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_plain, is_range_call, items_of
+from .library_objects import MappingFact
+from .objects import known_count
 
 
 def comprehension(interp, node):
@@ -37,19 +37,11 @@ def comprehension(interp, node):
     if not known:
         return None
     if isinstance(node, cst.DictComp):
-        keys = [dict_key(interp.run, key) for key, _ in results]
+        keys = [known_values.dict_key(interp.run, key) for key, _ in results]
         if None in keys:
             return None
         return MappingFact(tuple(dict(zip(keys, (value for _, value in results))).items()))
     return SequenceFact(tuple(results))
-
-
-def dict_key(run, fact):
-    """The Python value a known key fact is (a string, or a number: `{theta: rope(theta) for …}`
-    keyed by floats, `1 == 1.0` the same key as Python has it); None when not known."""
-    if type(fact) is StringFact:
-        return fact.value
-    return known_floats.number(run, fact) if type(fact) in (ScalarFact, DimFact, IntFact, BoolFact) else None
 
 
 def _expand(interp, node, loops, env, results) -> bool:
@@ -165,6 +157,22 @@ def indexed_items(node: cst.For, element, count, sizes):
     if element is None:
         return tuple(int_fact(i) for i in range(trips))
     return index_pairs((element,) * trips)
+
+
+def range_of(interp, node):
+    """`range(start, stop[, step])` of known ints in a forward: the ints it yields, each one run in
+    turn as Python runs the loop (`for loop_idx in range(1, config.loop_num_passes)`); None when an
+    argument is not a known int or there are more than MAX_UNROLLED. `range(n)` keeps its repeat
+    reading (model_flow)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+            and 2 <= len(node.args) <= 3 and "range" not in interp.env
+            and all(arg.keyword is None and not arg.star and is_plain(arg.value) for arg in node.args)):
+        return None
+    values = [known_values.int_of(interp.run, interp.eval(arg.value)) for arg in node.args]
+    if None in values or (len(values) == 3 and values[2] == 0):
+        return None
+    indices = range(*values)
+    return None if len(indices) > python_values.MAX_UNROLLED else tuple(known_values.int_fact(i) for i in indices)
 
 
 def _reads_name(body, name: str) -> bool:

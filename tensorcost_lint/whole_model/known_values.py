@@ -155,11 +155,10 @@ def subscript(interp, node: cst.Subscript):
             return UNHANDLED
         value = interp.eval(node.value)
         if type(value) is MappingFact:
-            key = interp.eval(part.value)
-            if type(key) is StringFact:
-                return value.get(key.value)
-            number = known_floats.number(interp.run, key) if type(key) in (ScalarFact, DimFact, IntFact) else None
-            return None if number is None or not any(type(k) is not str for k, _ in value.items) else value.get(number)
+            key = dict_key(interp.run, interp.eval(part.value))
+            if key is None or type(key) is not str and string_keyed(value):
+                return None
+            return value.get(key)
         items = value.items if type(value) is SequenceFact or type(value) is ModuleList and value.count is None \
             else None
         if items is None:
@@ -268,6 +267,20 @@ def _unknown_change(interp, func, name: str, args):
         interp.eval(value)
     _forget(interp, func.value)
     return None
+
+
+def dict_key(run, fact):
+    """The Python value a known key fact is: a string, a number (`{theta: rope(theta) for …}` keyed
+    by floats, `1 == 1.0` one key as in Python), a bool, or a tuple of them (`{(False, True): Cls}`);
+    None when not known."""
+    if type(fact) is StringFact:
+        return fact.value
+    if type(fact) is BoolFact:
+        return fact.value
+    if type(fact) is SequenceFact:
+        keys = tuple(dict_key(run, item) for item in fact.items)
+        return None if None in keys else keys
+    return known_floats.number(run, fact) if type(fact) in (ScalarFact, DimFact, IntFact) else None
 
 
 def string_keyed(mapping: MappingFact) -> bool:
@@ -425,10 +438,13 @@ def side_effect_free(node) -> bool:
     site (so an undecided comparison may be read again by the per-file evaluator)."""
     if is_plain(node):
         return True
-    if isinstance(node, cst.BinaryOperation):
-        return side_effect_free(node.left) and side_effect_free(node.right)
+    if isinstance(node, cst.BinaryOperation):  # `a @ b` is a contraction: a site
+        return not isinstance(node.operator, cst.MatrixMultiply) and side_effect_free(node.left) \
+            and side_effect_free(node.right)
     if isinstance(node, cst.UnaryOperation):
         return side_effect_free(node.expression)
+    if isinstance(node, cst.Comparison):  # `index % 2 == 0`, `start <= i < stop`
+        return side_effect_free(node.left) and all(side_effect_free(c.comparator) for c in node.comparisons)
     if isinstance(node, (cst.Tuple, cst.List)):
         return all(side_effect_free(e.value) for e in node.elements)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _VALUE_BUILTINS:

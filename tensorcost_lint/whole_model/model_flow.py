@@ -380,7 +380,8 @@ class ModelEvaluator(Evaluator):
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)
         if isinstance(func, cst.Subscript) and _pure(func.value, self.env) and all(
-                isinstance(e.slice, cst.Index) and expressions.is_plain(e.slice.value) for e in func.slice):
+                isinstance(e.slice, cst.Index) and known_values.side_effect_free(e.slice.value) for e in func.slice):
+            # a key computed from values (`kinds[(i % 2 == 0, in_loop)](dim)`) records no site
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
         elif isinstance(func, cst.Call):
             return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
@@ -788,6 +789,9 @@ class ModelFlow(FunctionFlow):
                     and node.iter.func.value == "range" and len(node.iter.args) == 1:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
                 element = ScalarFact()  # an int: `w[i]` drops a dim
+            elif known_iteration.range_of(self.evaluator, node.iter) is not None:  # `range(1, n)`: each index
+                python_values.unrolled_loop(self, node, known_iteration.range_of(self.evaluator, node.iter))
+                return
             if count is not None and (enumerated is not None or type(element) is ScalarFact):
                 # the body reads the index: each index in turn (a ModuleList under enumerate, or range)
                 indexed = known_iteration.indexed_items(node, element if enumerated is not None else None, count,

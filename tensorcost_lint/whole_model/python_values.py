@@ -408,9 +408,10 @@ MAX_UNROLLED = 256
 
 
 def unrollable(value) -> bool:
-    """A listed (not repeated) module list whose items differ: the loop runs each in turn."""
-    return type(value) is ModuleList and value.count is None and 0 < len(value.items) <= MAX_UNROLLED \
-        and not all(item is value.items[0] for item in value.items)
+    """A listed (not repeated) module list whose items differ: the loop runs each in turn; an empty
+    one (`self.layers[start:stop]` past its end) runs no pass."""
+    return type(value) is ModuleList and value.count is None and len(value.items) <= MAX_UNROLLED \
+        and (not value.items or not all(item is value.items[0] for item in value.items))
 
 
 def unrolled_loop(flow, node: cst.For, items, index=None) -> None:
