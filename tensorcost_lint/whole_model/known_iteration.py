@@ -14,6 +14,7 @@ from ..analysis.interpreter import UNHANDLED
 from . import class_members, python_values
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_range_call, items_of
 from .library_objects import MappingFact
+from .mapping_keys import key_of
 from .objects import known_count
 
 
@@ -37,9 +38,10 @@ def comprehension(interp, node):
     if not known:
         return None
     if isinstance(node, cst.DictComp):
-        if any(type(key) is not StringFact for key, _ in results):
+        keys = [key_of(interp.run, key) for key, _ in results]
+        if None in keys:
             return None
-        return MappingFact(tuple(dict((key.value, value) for key, value in results).items()))
+        return MappingFact(tuple(dict((key, value) for key, (_, value) in zip(keys, results)).items()))
     return SequenceFact(tuple(results))
 
 

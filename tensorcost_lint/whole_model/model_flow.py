@@ -779,7 +779,7 @@ class ModelFlow(FunctionFlow):
         trips = known_count(count, self.ctx.settings.sizes) if index is not None else None
         index = index if trips else None  # a pass stands for executions [start, stop) of a known count
         offset = 0
-        with indices.covering(index, 0, trips or 0) as covered:
+        with indices.covering(index, 0, trips or 0, len(self.run_.loop_counts)) as covered:
             entry_env, body_env = self._pass(node, repeat, body_env, count)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
@@ -791,7 +791,7 @@ class ModelFlow(FunctionFlow):
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
             offset = 1
-            with indices.covering(index, 1, trips or 0) as covered:
+            with indices.covering(index, 1, trips or 0, len(self.run_.loop_counts)) as covered:
                 entry_env, body_env = self._pass(node, rest, body_env, count)
             repeat = rest
         changed = None if count is None else known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)

@@ -28,6 +28,9 @@ CASES = {
     "negative-slice-bounds": ("ChunkStates", {"dim": 8}),
     # `flag is True` decided from the flag's value (True and False are singletons)
     "identity-with-true": ("HeadGated", {"dim": 8, "heads": 2}),
+    # a list grown by `append` over an unrolled loop (and in straight-line code), then stacked or
+    # concatenated: the join of the tensors it holds
+    "appended-steps-stacked": ("StepwiseScan", {"dim": 8}),
 }
 
 
