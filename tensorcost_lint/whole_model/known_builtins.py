@@ -16,7 +16,7 @@ from shape_annotations import Const
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, call_binding, grown_lists, known_floats, known_math, mapping_keys, python_values
+from . import attribute_presence, backward_gaps, call_binding, grown_lists, known_floats, known_math, mapping_keys, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -35,6 +35,8 @@ def builtin(interp, node: cst.Call, args, name: str | None = None):
     evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
     if name in _STDLIB:
         return _STDLIB[name](interp, args)
+    if name in backward_gaps.OPS:
+        backward_gaps.note(interp, node, args, name)  # shape from the transfer tables, backward not costed
     if name in grown_lists.JOINS:
         joined = grown_lists.join(interp, node, args, name)  # `torch.stack(outs)` of a list grown by append
         if joined is not UNHANDLED:

@@ -23,7 +23,7 @@ from . import attribute_presence, choices, class_decorators, class_members, deci
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .gradient_flow import flow_into, union, updated_in_place
+from .gradient_flow import flow_into, stored_into, union, updated_in_place
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential, known_count
 
@@ -562,6 +562,7 @@ class ModelFlow(FunctionFlow):
         finally:
             tainted = frames.pop()
         for target in node.targets:
+            stored_into(self.run_, self.evaluator, target.target, tainted)  # `buf[:, i] = y`
             for name in python_values.target_names(target.target):
                 if tainted and self.run_.mode == "training":
                     self.env[GRAD_TAINT + name] = tainted  # what the bound value was computed from
