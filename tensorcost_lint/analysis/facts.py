@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shape_annotations import Unknown, evaluate_dim, evaluate_integer, same_dim
+from shape_annotations import Unknown, evaluate_integer, same_dim
 
 from . import dtype_rules, shape_ops
 

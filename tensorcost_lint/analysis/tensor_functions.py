@@ -7,11 +7,12 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import complex_views, dtype_rules, functional_ops, pointwise_ops, selection_ops, shape_ops, tensor_methods
+from . import complex_views, dtype_rules, functional_ops, linear_solves, pointwise_ops, selection_ops, shape_ops, \
+    tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
-from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, StringFact, TensorFact, elementwise
+from .facts import DimFact, DTypeFact, ScalarFact, StringFact, TensorFact, elementwise
 
 _FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}
 # Default dtype of constructors: torch and jax make float32, numpy float64.
@@ -348,6 +349,7 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
         *(f"{r}_like" for r in _random)))
 FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS.update(complex_views.FUNCTIONS)
+FUNCTIONS.update(linear_solves.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
 CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

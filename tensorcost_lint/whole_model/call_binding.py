@@ -11,6 +11,7 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import SequenceFact
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from .library_objects import MappingFact
+from .mapping_keys import only_string_keys
 from .gradient_flow import flow_into
 
 UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
@@ -46,7 +47,7 @@ def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = N
         star = args.stars.get(id(value))
         fact = _eval_noting_gradient(interp, value, len(positional), unknown_with_grad if star is None else None)
         if star == "**":
-            if type(fact) is MappingFact:
+            if type(fact) is MappingFact and only_string_keys(fact):
                 keywords.update(fact.items)
             else:
                 keywords[UNKNOWN_REST] = None

@@ -17,6 +17,7 @@ from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import attribute_presence, config_copies, known_values, library_values, python_values, registries
+from .mapping_keys import key_of
 from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential, known_count
@@ -170,8 +171,8 @@ def subscript(interp, node: cst.Subscript):
         literal = int_value(index_node)
         return library_values.record_item(value, literal if literal is not None else interp.eval(index_node))
     if type(value) is MappingFact:
-        key = known_values.dict_key(run, interp.eval(index_node))
-        return None if key is None or type(key) is not str and known_values.string_keyed(value) else value.get(key)
+        key = key_of(run, interp.eval(index_node))
+        return None if key is None else value.get(key)
     if type(value) is RegistryRef:
         return registries.lookup(run, interp, value, interp.eval(index_node))
     interp.eval(index_node)
@@ -348,11 +349,10 @@ def dict_literal(interp, node: cst.Dict):
             interp.walk(element)
             known = False
             continue
-        key = interp.eval(element.key)
+        key = key_of(interp.run, interp.eval(element.key))
         value = interp.eval(element.value)
-        python_key = known_values.dict_key(interp.run, key)
-        if python_key is not None:
-            items.append((python_key, value))
+        if key is not None:
+            items.append((key, value))
         else:
             known = False
     return MappingFact(tuple(dict(items).items())) if known else None  # a repeated key: its last value

@@ -130,6 +130,20 @@ def updated_in_place(run, interp, node, flowed) -> None:
         run.mark(receiver, [f for f in flowed if f is not receiver], merge=True)
 
 
+def stored_into(run, interp, target, flowed) -> None:
+    """`buf[:, i] = y`: writing into part of a tensor (autograd's copy into a view of its base)
+    makes the base computed from what was written too, and needing a gradient if that does, as
+    in-place methods do (`updated_in_place`). Only a base a name holds is followed."""
+    base = target
+    while isinstance(base, cst.Subscript):
+        base = base.value
+    if not flowed or not isinstance(target, cst.Subscript) or not isinstance(base, cst.Name):
+        return
+    receiver = interp.env.get(base.value)
+    if type(receiver) is TensorFact:
+        run.mark(receiver, [f for f in flowed if f is not receiver], merge=True)
+
+
 def _reaches(fact, reached: set) -> bool:
     if type(fact) is TensorFact:
         return id(fact) in reached

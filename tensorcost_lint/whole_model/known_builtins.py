@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const
 
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, call_binding, config_copies, known_floats, known_math, python_values
+from . import attribute_presence, backward_gaps, call_binding, config_copies, grown_lists, known_floats, known_math, mapping_keys, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -35,7 +34,16 @@ def builtin(interp, node: cst.Call, args, name: str | None = None):
     evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
     if name in _STDLIB:
         return _STDLIB[name](interp, args)
+    if name in backward_gaps.OPS:
+        backward_gaps.note(interp, node, args, name)  # shape from the transfer tables, backward not costed
+    if name in grown_lists.JOINS:
+        joined = grown_lists.join(interp, node, args, name)  # `torch.stack(outs)` of a list grown by append
+        if joined is not UNHANDLED:
+            return joined
     func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "dict" \
+            and func.attr.value == "fromkeys" and not _shadowed(interp, "dict"):
+        return _fromkeys(interp, args)
     if not isinstance(func, cst.Name) or _shadowed(interp, func.value):
         return UNHANDLED
     handler = _BUILTINS.get(func.value)
@@ -227,6 +235,14 @@ def _dict(interp, args):
         base.update(pairs)
     base.update(keywords)
     return MappingFact(tuple(base.items()))
+
+
+def _fromkeys(interp, args):
+    """`dict.fromkeys(range(n), False)`: a known mapping (mapping_keys)."""
+    if args.starred or args.keywords or not 1 <= len(args.positional) <= 2:
+        return UNHANDLED
+    facts = [interp.eval(value) for value in args.positional]
+    return mapping_keys.from_keys(interp.run, items_of(facts[0]), facts[1] if len(facts) == 2 else NONE)
 
 
 def _pairs(value):

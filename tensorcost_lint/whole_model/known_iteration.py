@@ -9,11 +9,12 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import tensor_functions
-from ..analysis.facts import SequenceFact, StringFact, TensorFact
+from ..analysis.facts import SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import class_members, known_values, python_values
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_plain, is_range_call, items_of
 from .library_objects import MappingFact
+from .mapping_keys import key_of
 from .objects import known_count
 
 
@@ -37,10 +38,10 @@ def comprehension(interp, node):
     if not known:
         return None
     if isinstance(node, cst.DictComp):
-        keys = [known_values.dict_key(interp.run, key) for key, _ in results]
+        keys = [key_of(interp.run, key) for key, _ in results]
         if None in keys:
             return None
-        return MappingFact(tuple(dict(zip(keys, (value for _, value in results))).items()))
+        return MappingFact(tuple(dict((key, value) for key, (_, value) in zip(keys, results)).items()))
     return SequenceFact(tuple(results))
 
 

@@ -18,12 +18,13 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ..analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
+from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import known_floats, python_values
+from . import python_values
 from .call_binding import UNKNOWN_REST
 from .library_objects import IntFact, MappingFact
+from .mapping_keys import key_fact, key_of
 from .objects import NONE, BoolFact, ModuleList
 
 MAX_ITEMS = 4096  # a known sequence longer than this is not materialised (bounded work)
@@ -85,9 +86,7 @@ def items_of(value):
     if type(value) is IteratorFact:
         return value.remaining()
     if type(value) is MappingFact:
-        if partly_unknown(value) or not string_keyed(value):
-            return None  # keys that are numbers (`{theta: ...}`) are not strings: not listed as such
-        return tuple(StringFact(key) for key, _ in value.items)
+        return None if partly_unknown(value) else tuple(key_fact(key) for key, _ in value.items)
     if type(value) is ModuleList and value.count is None:
         return value.items
     if type(value) is python_values.GrowingList and not value.unknown:
@@ -155,10 +154,8 @@ def subscript(interp, node: cst.Subscript):
             return UNHANDLED
         value = interp.eval(node.value)
         if type(value) is MappingFact:
-            key = dict_key(interp.run, interp.eval(part.value))
-            if key is None or type(key) is not str and string_keyed(value):
-                return None
-            return value.get(key)
+            key = key_of(interp.run, interp.eval(part.value))
+            return None if key is None else value.get(key)
         items = value.items if type(value) is SequenceFact or type(value) is ModuleList and value.count is None \
             else None
         if items is None:
@@ -269,24 +266,6 @@ def _unknown_change(interp, func, name: str, args):
     return None
 
 
-def dict_key(run, fact):
-    """The Python value a known key fact is: a string, a number (`{theta: rope(theta) for …}` keyed
-    by floats, `1 == 1.0` one key as in Python), a bool, or a tuple of them (`{(False, True): Cls}`);
-    None when not known."""
-    if type(fact) is StringFact:
-        return fact.value
-    if type(fact) is BoolFact:
-        return fact.value
-    if type(fact) is SequenceFact:
-        keys = tuple(dict_key(run, item) for item in fact.items)
-        return None if None in keys else keys
-    return known_floats.number(run, fact) if type(fact) in (ScalarFact, DimFact, IntFact) else None
-
-
-def string_keyed(mapping: MappingFact) -> bool:
-    return all(type(key) is str for key, _ in mapping.items)
-
-
 def partly_unknown(mapping: MappingFact) -> bool:
     """A mapping with keys the run does not know (`**kwargs` that received an unknown `**value`)."""
     return any(key == UNKNOWN_REST for key, _ in mapping.items)
@@ -307,28 +286,28 @@ def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
     if name in ("keys", "values", "items", "copy") and not positional:
         if name == "copy":
             return mapping
-        if partly_unknown(mapping) or name != "values" and not string_keyed(mapping):
+        if partly_unknown(mapping):
             return None
         if name == "keys":
-            return SequenceFact(tuple(StringFact(key) for key, _ in mapping.items))
+            return SequenceFact(tuple(key_fact(key) for key, _ in mapping.items))
         if name == "values":
             return SequenceFact(tuple(value for _, value in mapping.items))
-        return SequenceFact(tuple(SequenceFact((StringFact(key), value)) for key, value in mapping.items))
+        return SequenceFact(tuple(SequenceFact((key_fact(key), value)) for key, value in mapping.items))
     if name in ("get", "pop") and 1 <= len(positional) <= 2:
-        key = positional[0]
-        if type(key) is not StringFact:
+        key = key_of(interp.run, positional[0])
+        if key is None:
             if name == "pop":
                 _forget(interp, func.value)
             return None
         default = positional[1] if len(positional) == 2 else NONE
         present = dict(mapping.items)
-        if key.value not in present:
+        if key not in present:
             if partly_unknown(mapping):
                 return None  # the unknown rest may hold it
             return default if name == "get" or len(positional) == 2 else None
         if name == "pop":
-            _rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key.value)))
-        return present[key.value]
+            _rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key)))
+        return present[key]
     if name in _MUTATORS:
         _forget(interp, func.value)
         return None
@@ -346,11 +325,19 @@ def _rebind(interp, node, value) -> None:
     name it was bound to; anything else (or a change repeated uncounted) makes it unknown."""
     if isinstance(node, cst.Name) and exact_here(interp.run):
         interp.env[node.value] = value
-    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and exact_here(interp.run) \
-            and type(interp.env.get(node.value.value)) is SelfFact:
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+            and type(interp.env.get(node.value.value)) is SelfFact and _changed_once(interp, interp.env[node.value.value]):
         interp.env[node.value.value].attributes[node.attr.value] = value
     else:
         _forget(interp, node)
+
+
+def _changed_once(interp, owner) -> bool:
+    """A change to an object's dict or list counts once: not in a loop read once for many
+    iterations, or there only in the object of one execution (a cache's per-layer state, picked by
+    the layer's index: loop_indices)."""
+    run = interp.run
+    return exact_here(run) or run.loop_indices.changed_once_each(owner, run.loop_counts)
 
 
 def _forget(interp, node) -> None:
@@ -494,9 +481,9 @@ def dict_display(interp, node: cst.Dict):
             else:
                 items[UNKNOWN_REST] = None
             continue
-        key, value = interp.eval(element.key), interp.eval(element.value)
-        if type(key) is StringFact:
-            items[key.value] = value
+        key, value = key_of(interp.run, interp.eval(element.key)), interp.eval(element.value)
+        if key is not None:
+            items[key] = value
         else:
             known = False
     return MappingFact(tuple(items.items())) if known else None
@@ -542,9 +529,9 @@ def _stored(interp, target, value, root):
     if not isinstance(part, cst.Index) or not side_effect_free(part.value) or not side_effect_free(target.value):
         return None
     container, key = interp.eval(target.value), interp.eval(part.value)
-    if type(container) is MappingFact and type(key) is StringFact:
-        return _stored(interp, target.value, MappingFact(tuple({**dict(container.items), key.value: value}.items())),
-                       root)
+    if type(container) is MappingFact and key_of(interp.run, key) is not None:
+        return _stored(interp, target.value,
+                       MappingFact(tuple({**dict(container.items), key_of(interp.run, key): value}.items())), root)
     index = int_of(interp.run, key) if type(container) is SequenceFact else None
     if index is not None and -len(container.items) <= index < len(container.items):
         items = list(container.items)

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from shape_annotations import Const
+
 from ..analysis.facts import SelfFact, TensorFact
 from .known_values import is_plain
 from .storage import Layout, Storage
@@ -38,6 +40,9 @@ class _Pass:
     # id(sequence) -> (sequence, the item read): one per list the pass read by the index
     read: dict = field(default_factory=dict)
     differed: bool = False  # a list read by the index held different items over the range
+    # where the pass's own loop sits in ModelRun.loop_counts (None: the pass is not a loop's, a
+    # comprehension building the list)
+    depth: int | None = None
 
 
 class LoopIndices:
@@ -48,12 +53,13 @@ class LoopIndices:
         self.done: list = []
 
     @contextmanager
-    def covering(self, index, start: int, stop: int):
-        """A pass of a loop over a list built with `index`, standing for executions [start, stop)."""
+    def covering(self, index, start: int, stop: int, loop_depth: int | None = None):
+        """A pass of a loop over a list built with `index`, standing for executions [start, stop);
+        `loop_depth`: the place in ModelRun.loop_counts the loop running the pass takes."""
         if index is None or stop <= start:
             yield None
             return
-        record = _Pass(index, start, stop)
+        record = _Pass(index, start, stop, depth=loop_depth)
         self.running.append(record)
         try:
             yield record
@@ -94,6 +100,21 @@ class LoopIndices:
             record = indices.get(id(interp.eval(value)))
             if record is not None:
                 record.differed = True
+
+    def changed_once_each(self, owner, loop_counts) -> bool:
+        """Whether a change made now to `owner` (`self.sizes[0] = n` in its method) happens once in
+        each execution's own object: `owner` is the item a running pass read by its index (each
+        execution changes its own item, once), and no other loop around runs its body for many
+        executions."""
+        for record in reversed(self.running):
+            read = [sequence for sequence, item in record.read.values() if item is owner]
+            if record.depth is None or not read:
+                continue
+            # one object listed twice (`[layer] * n`) is changed by each execution reaching it
+            distinct = all(sum(item is owner for item in sequence.items) == 1 for sequence in read)
+            return distinct and all(count == Const(1) for place, count in enumerate(loop_counts)
+                                    if place != record.depth)
+        return False
 
     def pick(self, run, sequence, key):
         """`sequence[key]` for `key` the index of a pass running now, or None."""

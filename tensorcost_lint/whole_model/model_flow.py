@@ -23,7 +23,7 @@ from . import attribute_presence, choices, class_decorators, class_members, conf
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .gradient_flow import flow_into, union, updated_in_place
+from .gradient_flow import flow_into, stored_into, union, updated_in_place
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential, known_count
 
@@ -584,6 +584,7 @@ class ModelFlow(FunctionFlow):
         finally:
             tainted = frames.pop()
         for target in node.targets:
+            stored_into(self.run_, self.evaluator, target.target, tainted)  # `buf[:, i] = y`
             unpacked = isinstance(target.target, (cst.Tuple, cst.List))
             for name in python_values.target_names(target.target):
                 own = tainted
@@ -812,7 +813,7 @@ class ModelFlow(FunctionFlow):
         trips = known_count(count, self.ctx.settings.sizes) if index is not None else None
         index = index if trips else None  # a pass stands for executions [start, stop) of a known count
         offset = 0
-        with indices.covering(index, 0, trips or 0) as covered:
+        with indices.covering(index, 0, trips or 0, len(self.run_.loop_counts)) as covered:
             entry_env, body_env = self._pass(node, repeat, body_env, count)
         if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
@@ -824,7 +825,7 @@ class ModelFlow(FunctionFlow):
             self.run_.add(repeat)
             self._with_env(body_env).assign(node.target, element, None)
             offset = 1
-            with indices.covering(index, 1, trips or 0) as covered:
+            with indices.covering(index, 1, trips or 0, len(self.run_.loop_counts)) as covered:
                 entry_env, body_env = self._pass(node, rest, body_env, count)
             repeat = rest
         changed = None if count is None else known_iteration.reshaped_carry(entry_env, body_env, self.ctx.settings.sizes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shape_annotations import evaluate_dim, evaluate_integer
+from shape_annotations import evaluate_integer
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,11 @@ FUNCTION_ROWS.update({
                            "b s d//2 2", "float64"),
     "torch.polar": ("torch.polar(x[0], x[:, :1])", "b s d", "complex64"),
 })
+# linear_solves: per-chunk triangular systems, the batch broadcast and B's matrix dims kept
+FUNCTION_ROWS.update({
+    "torch.linalg.solve_triangular": ("torch.linalg.solve_triangular((x @ x.transpose(1, 2)).tril(), x[0], upper=False)", "b s d",
+                                      "float32"),
+})
 for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
         ("torch", "torch", "float32", "x", "b s d"), ("numpy", "np", "float64", "n", "s d"),
         ("jax.numpy", "jnp", "float32", "j", "b s d")):

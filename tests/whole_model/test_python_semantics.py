@@ -27,12 +27,14 @@ CASES = {
     "lists-and-dicts-changed-in-place": ("Mutations", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
     "keywords-grouped-per-layer": ("PerLayer", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
     "blocks-told-apart-by-the-loop-index": ("IndexedKinds", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
+    # dicts keyed by ints (`dict.fromkeys(range(n))`), set in each layer's own object by the loop
+    "int-keyed-state-per-layer": ("SlotWidths", {"dim": 8, "depth": 3, "B": 2, "T": 4}),
 }
 CONSTRUCTOR = {"LayerTypes": ("dim", "depth", "heads"), "Routed": ("dim", "depth", "heads"),
                "Defaults": ("dim", "heads"), "Unknown": ("dim", "gated"), "Mutations": ("dim", "depth"),
                "RepeatedNext": ("dim", "depth"), "OpaqueOptions": ("dim",),
                "OpaqueKeywords": ("dim",), "PerLayer": ("dim", "depth"),
-               "IndexedKinds": ("dim", "depth")}
+               "IndexedKinds": ("dim", "depth"), "SlotWidths": ("dim", "depth")}
 
 
 def _reference(cls: str, dims: dict, training: bool) -> int:

@@ -28,6 +28,11 @@ CASES = {
     "negative-slice-bounds": ("ChunkStates", {"dim": 8}),
     # `flag is True` decided from the flag's value (True and False are singletons)
     "identity-with-true": ("HeadGated", {"dim": 8, "heads": 2}),
+    # a list grown by `append` over an unrolled loop (and in straight-line code), then stacked or
+    # concatenated: the join of the tensors it holds
+    "appended-steps-stacked": ("StepwiseScan", {"dim": 8}),
+    # `buf[:, t] = y` makes the buffer computed from y: the steps' backward is reached through it
+    "written-into-a-buffer": ("FilledBuffer", {"dim": 8}),
 }
 
 
@@ -42,3 +47,21 @@ def test_totals_equal_flop_counter_mode(tmp_path, capsys, case, mode):
     record = model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", {"x": "float32 B T dim"}, mode)
     assert record["totals"]["flops"] == expected
     assert record["complete"] is True and record["unresolved_sites"] == 0
+
+
+def test_a_triangular_solve_keeps_its_shape_and_says_its_backward_is_not_costed(tmp_path, capsys):
+    """`torch.linalg.solve_triangular(A, B)` gives B's shape (no FLOPs counted forward, as
+    FlopCounterMode): inference is complete; in training, A needs a gradient and the matmul that
+    forms it is listed as not followed, never a complete-looking total short of it."""
+    dims = {"B": BATCH, "T": STEPS, "dim": 8}
+    torch.manual_seed(0)
+    model = tensor_semantics.TriangularMix(dim=8)
+    for mode in ("inference", "training"):
+        expected = counted_flops(model, torch.randn(BATCH, STEPS, 8), training=mode == "training")
+        record = model_record(tmp_path, capsys, dims, f"{FIXTURE}:TriangularMix.forward", {"x": "float32 B T dim"},
+                              mode)
+        if mode == "inference":
+            assert record["complete"] is True and record["totals"]["flops"] == expected
+        else:
+            assert record["complete"] is False and record["totals"]["flops"] < expected
+            assert [n["expression"][:30] for n in record["not_followed"]] == ["torch.linalg.solve_triangular("]
