@@ -20,8 +20,8 @@ Throughout the step the parameters, the optimizer's states and the master weight
   gradient of the log-softmax). Ops that save nothing (`+`, views, copies) pass their gradient on.
 - optimizer: all gradients, and the temporaries of torch's foreach implementation of the step:
   adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each `exp_avg_sq`, per dtype group: the
-  previous group's list is still bound while the next one's is made); sgd and sgd-momentum update
-  in place (nothing).
+  previous group's list is still bound while the next one's is made); adafactor's per (dtype,
+  matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum update in place (nothing).
 
 Not counted: buffers, allocator rounding and fragmentation, the gradients in flight between nodes
 (a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
@@ -40,6 +40,53 @@ from .retention import MAX_WALKED_ENTRIES, _Instances, _itemsize, _nbytes, _reso
 
 _IN_PLACE_STEPS = frozenset({"sgd", "sgd-momentum", "none"})  # foreach updates in place: no temporaries
 _SQRT_STEPS = frozenset({"adam", "adamw"})
+
+
+@dataclass
+class AdafactorGroup:
+    """The temporaries torch's foreach Adafactor makes for one (dtype, matrix-or-vector) group of
+    parameters, in bytes (polynomials until evaluated): `full` — `var_estimates`, one tensor like
+    each parameter (`row_var @ col_var` for a matrix, `variance.clone()` for a vector), bound until
+    the next group's list replaces it (`updates`); for a matrix group `rows` / `cols` — the
+    `torch.norm(grad, dim=-1 / -2, keepdim=True)` lists (deleted before the next), `means` —
+    `row_var.mean(dim=-2, keepdim=True)`; for a vector group `squares` — `_foreach_mul(grads, grads)`."""
+
+    matrix: bool
+    full: object = 0
+    rows: object = 0
+    cols: object = 0
+    means: object = 0
+    squares: object = 0
+
+    def evaluate(self, sizes: dict) -> "AdafactorGroup":
+        return AdafactorGroup(self.matrix, *(part if isinstance(part, int) else part.evaluate(sizes)
+                                             for part in (self.full, self.rows, self.cols, self.means, self.squares)))
+
+    def live(self, previous: int) -> int:
+        """The most this group's step holds at once, with the previous group's `updates` bound."""
+        if self.matrix:
+            return max(previous + self.rows, previous + self.cols, previous + self.full + self.means)
+        return max(previous + self.squares, previous + self.full)
+
+
+def add_adafactor_tensor(groups: dict, dtype: str, shape: tuple, copies, itemsize: int) -> None:
+    """One parameter (`copies` of it) into its group, groups in the order torch makes them: by
+    dtype of first appearance, then matrix or vector as first seen (its `tensor.dim() > 1`)."""
+    from shape_annotations import Const, Polynomial
+
+    matrix = len(shape) > 1
+    group = groups.setdefault((dtype, matrix), AdafactorGroup(matrix))
+
+    def like(dims) -> object:
+        return Polynomial.from_dims(tuple(dims)) * copies * itemsize
+
+    group.full = like(shape) + group.full
+    if matrix:
+        group.rows = like((*shape[:-1], Const(1))) + group.rows
+        group.cols = like((*shape[:-2], Const(1), shape[-1])) + group.cols
+        group.means = like((*shape[:-2], Const(1), Const(1))) + group.means
+    else:
+        group.squares = like(shape) + group.squares
 
 
 class PeakUnknown(Exception):
@@ -212,7 +259,7 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
         raise PeakUnknown("the activations are not known (totals.memory.unknown.activations)")
     if master_weights is not None:
         raise PeakUnknown("how a mixed-precision step makes the master weights' gradients is not modelled")
-    if optimizer not in _IN_PLACE_STEPS | _SQRT_STEPS:
+    if optimizer not in _IN_PLACE_STEPS | _SQRT_STEPS | {"adafactor"}:
         raise PeakUnknown(f"the temporaries of {optimizer}'s step() are not modelled")
     base = sum(persistent)
     walk = _Walk(run, sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
@@ -244,6 +291,10 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
         for group in sqrt_groups:  # the list of the previous group is still bound while this one's is made
             temporaries = max(temporaries, previous + group)
             previous = group
+    if optimizer == "adafactor":
+        for group in sqrt_groups:  # AdafactorGroup each, in torch's order
+            temporaries = max(temporaries, group.live(previous))
+            previous = group.full
     step = base + gradients + temporaries
     if step > best:
         best, phase = step, "optimizer"

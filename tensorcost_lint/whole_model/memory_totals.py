@@ -32,7 +32,7 @@ from shape_annotations import Polynomial, ShapeError
 from .memory_activations import approximate_sites, saved_activations
 from .memory_parameters import count_parameters
 from .kv_cache import kv_cache_bytes
-from .memory_peak import PeakUnknown, training_peak
+from .memory_peak import AdafactorGroup, PeakUnknown, add_adafactor_tensor, training_peak
 
 CATEGORIES = ("parameters", "gradients", "optimizer_states", "master_weights", "activations", "kv_cache", "peak")
 STEP_BYTES = 4  # torch keeps an optimizer's `step` as a float32 scalar tensor per parameter (not capturable)
@@ -95,6 +95,7 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     module_parameters: dict = {}
     gradient_paths: dict = {}  # (module path, name) -> (gradient bytes, copies) polynomials (memory_peak)
     sqrt_groups: dict = {}  # stepped dtype -> bytes of one state like the stepped tensor (adam's exp_avg_sq)
+    factor_groups: dict = {}  # (stepped dtype, matrix?) -> adafactor's temporaries (memory_peak.AdafactorGroup)
     for (copies, tensor), path in zip(counted.tensors if counted is not None else (),
                                       counted.paths if counted is not None else ()):
         one = Polynomial.from_dims(tensor.shape)
@@ -123,6 +124,8 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         states = kept * copies * state_bytes + copies * (STEP_BYTES * scalars)
         group = normalize_dtype(stepped or default_dtype).name
         sqrt_groups[group] = sqrt_groups.get(group, Polynomial.const(0)) + elements * state_bytes
+        if settings.optimizer == "adafactor":
+            add_adafactor_tensor(factor_groups, group, tensor.shape, copies, state_bytes)
         polys["optimizer_states"] = polys["optimizer_states"] + states
     names = ("parameters", "gradients", "optimizer_states", "master_weights")
     for name in names:
@@ -156,7 +159,8 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         _activations(run, result, sizes, default_dtype)
     result.values["peak"] = None
     if training:
-        _peak(run, result, settings, gradient_paths, sqrt_groups, sizes, default_dtype)
+        _peak(run, result, settings, gradient_paths, sqrt_groups if settings.optimizer != "adafactor" else factor_groups,
+              sizes, default_dtype)
     else:
         result.reasons["peak"] = "the peak of an inference pass is not modelled yet"
     saved = result.values.get("activations")
@@ -197,7 +201,8 @@ def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, size
     """`peak` and `peak_phase` by memory_peak's liveness model, or why not."""
     try:
         paths = {path: (grads.evaluate(sizes), copies.evaluate(sizes)) for path, (grads, copies) in gradient_paths.items()}
-        groups = [poly.evaluate(sizes) for poly in sqrt_groups.values()]
+        groups = [group.evaluate(sizes) if type(group) is AdafactorGroup else group.evaluate(sizes)
+                  for group in sqrt_groups.values()]
         peak, phase = training_peak(run, result.values, paths, _tied_paths(run), settings.optimizer, groups, sizes,
                                     default_dtype, settings.precision.master_weights)
     except ShapeError as error:
