@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, floordiv_dims, simplify_dim
+from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, evaluate_integer, floordiv_dims, simplify_dim
 
 from .facts import DTypeFact, ModuleFact, SequenceFact, StringFact
 from .literals import int_value
@@ -122,12 +122,14 @@ def weight_gradient_factor(site, sizes) -> int | None:
 
 def output_spatial(options: ConvOptions, spatial, sizes) -> tuple | None:
     """Each output size floor((L + 2p - d(k-1) - 1) / s) + 1, as torch documents it: a number when
-    the sizes are declared (torch floors; our `//` is exact division), else the expression."""
+    the sizes are declared (torch floors, as Python's `//` on the ints does), else the expression
+    (whose `//` must then divide exactly)."""
     if None in (options.kernel, options.stride, options.padding, options.dilation):
         return None
     sizes_out = []
     for size, k, s, p, d in zip(spatial, options.kernel, options.stride, options.padding, options.dilation):
-        numbers = [_size(dim, sizes) for dim in (size, k, s, p, d)]
+        # the program's ints, a padding of 0 included (a size would have to be >= 1)
+        numbers = [evaluate_integer(dim, sizes) for dim in (size, k, s, p, d)]
         if None not in numbers:
             length, kernel, stride, padding, dilation = numbers
             out = (length + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1 if stride > 0 else 0
