@@ -165,11 +165,13 @@ class CodeCalls:
             result, entries = cached
             self.add_call(entries)
             return result
-        # recursion is the same function on the same object under the same closure: `self.child(x)` in a
-        # tree of modules runs the same forward on another object, `and_masks(and_masks(a, b), c)` one
-        # `and_mask` inside another; both bounded by MAX_CALL_DEPTH
+        # a call that never ends is the same function on the same object under the same closure with the
+        # same arguments (`self.child(x)` in a tree of modules runs the same forward on another object,
+        # `and_masks(and_masks(a, b), c)` one `and_mask` inside another); a recursion on smaller data (a
+        # config's `to_dict` helper on each nested dict, `Tree(depth - 1)`) runs as Python runs it, all
+        # bounded by MAX_CALL_DEPTH and the work budget
         running = (id(function.node), id(bound), id(function.closure) if function.closure is not None else None)
-        if running in self.active:
+        if running in self.active and (function.closure is not None or key in self.active_keys):
             self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
             return None
         if len(self.active) >= MAX_CALL_DEPTH:
@@ -197,6 +199,7 @@ class CodeCalls:
             self.module = self.paths[id(bound)]
             entries.append(Visit(self.module))
         self.active.append(running)
+        self.active_keys.append(key)
         self.build_calls += nested
         try:
             with self.collecting(entries):
@@ -204,6 +207,7 @@ class CodeCalls:
                                             function.closure, unknown_with_grad)
         finally:
             self.active.pop()
+            self.active_keys.pop()
             self.build_calls -= nested
             self.module = module
         if function.closure is None:

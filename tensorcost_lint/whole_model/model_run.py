@@ -62,6 +62,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.stack: list = [[]]  # entry lists being filled, innermost last
         self.memo: dict = {}
         self.active: list = []
+        self.active_keys: list = []  # the memo key of each active call (code_calls: a recursion that repeats itself)
         self.instances: dict = {}  # id(SelfFact) -> Instance
         self.config_copies: dict = {}  # id(SelfFact) -> a `copy.deepcopy(config)` (config_copies)
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
