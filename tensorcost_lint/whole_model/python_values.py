@@ -19,7 +19,7 @@ from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
-from . import zipping
+from . import autograd_functions, zipping
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from .objects import CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
@@ -85,7 +85,8 @@ def class_function(run, class_ref, name: str):
 
     found = find_method(run, class_ref.source, class_ref.node, name)
     if found is None:
-        return None
+        applied = autograd_functions.apply_of(run, class_ref, name)  # `Scan.apply` of a torch.autograd.Function
+        return None if applied is None else Partial(None, applied, (), ())
     source, method = found
     if any(dotted_name(d.decorator) in ("classmethod", "property") for d in method.decorators):
         return None
@@ -365,6 +366,8 @@ def call_value(interp, node, callee, args):
         return run.call_function(interp, node, callee, args)
     if type(callee) is ClassRef:
         return run.construct(interp, node, callee, args)
+    if type(callee) is autograd_functions.AutogradApply:
+        return autograd_functions.call_apply(interp, node, callee, args)
     if type(callee) is SelfFact and run.instance(callee) is not None:  # `partial(block, **kwargs)(x)`
         return run.call_instance(interp, node, callee, args)
     if type(callee) is ModuleFact and callee.kind in ("linear", "conv"):

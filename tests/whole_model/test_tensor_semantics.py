@@ -65,3 +65,22 @@ def test_a_triangular_solve_keeps_its_shape_and_says_its_backward_is_not_costed(
         else:
             assert record["complete"] is False and record["totals"]["flops"] < expected
             assert [n["expression"][:30] for n in record["not_followed"]] == ["torch.linalg.solve_triangular("]
+
+
+def test_an_autograd_function_runs_its_forward_and_says_its_backward_is_not_costed(tmp_path, capsys):
+    """`_ScaledMix.apply(h, w)` runs the class's static forward with a context object, its result
+    shaped as the forward makes it: inference is complete. In training the backward is the
+    hand-written method, not the forward's ops' own: the apply is listed as not followed."""
+    dims = {"B": BATCH, "T": STEPS, "dim": 8}
+    torch.manual_seed(0)
+    model = tensor_semantics.HandWrittenBackward(dim=8)
+    entry = f"{FIXTURE}:HandWrittenBackward.forward"
+    for mode in ("inference", "training"):
+        expected = counted_flops(model, torch.randn(BATCH, STEPS, 8), training=mode == "training")
+        record = model_record(tmp_path, capsys, dims, entry, {"x": "float32 B T dim"}, mode)
+        assert record["unresolved_sites"] == 0
+        if mode == "inference":
+            assert record["complete"] is True and record["totals"]["flops"] == expected
+        else:
+            assert record["complete"] is False and record["totals"]["flops"] < expected
+            assert [n["expression"][:17] for n in record["not_followed"]] == ["_ScaledMix.apply("]
