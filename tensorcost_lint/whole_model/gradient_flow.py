@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis import tensor_functions
 from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import MappingFact, RecordFact
 from .objects import BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
@@ -128,6 +129,26 @@ def updated_in_place(run, interp, node, flowed) -> None:
     receiver = interp.env.get(node.func.value.value)
     if type(receiver) is TensorFact:
         run.mark(receiver, [f for f in flowed if f is not receiver], merge=True)
+
+
+# torch functions making a new tensor from sizes, values or another tensor's metadata
+# (`torch.zeros_like(h)`): autograd records nothing, so the result needs no gradient whatever it read
+# (`torch.normal` of a tensor mean is differentiable: not here)
+_FRESH_FUNCTIONS = tensor_functions.CONSTRUCTORS - {"torch.normal"}
+# methods doing the same from the receiver (`h.new_zeros(...)`), or cutting it from the graph
+_FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "detach"})
+
+
+def cuts_gradient(interp, node) -> bool:
+    """A call whose result needs no gradient though it reads tensors that do: a constructor
+    (`torch.zeros_like(h)`, `h.new_zeros(n, d)`) or `h.detach()`; not one asked for one
+    (`requires_grad=True`)."""
+    if not isinstance(node, cst.Call) or any(arg.keyword is not None and arg.keyword.value == "requires_grad"
+                                             for arg in node.args):
+        return False
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in _FRESH_METHODS:
+        return interp.ctx.settings.imports.resolve(node.func) is None  # a method, not `torch.detach`
+    return interp.ctx.settings.imports.resolve(node.func) in _FRESH_FUNCTIONS
 
 
 def stored_into(run, interp, target, flowed) -> None:

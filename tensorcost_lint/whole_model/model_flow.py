@@ -23,7 +23,7 @@ from . import attribute_presence, choices, class_decorators, class_members, conf
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
-from .gradient_flow import flow_into, stored_into, union, updated_in_place
+from .gradient_flow import cuts_gradient, flow_into, stored_into, union, updated_in_place
 from .objects import NONE, BoolFact, CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, \
     ModuleRef, Repeat, Sequential, known_count
 
@@ -48,6 +48,8 @@ class ModelEvaluator(Evaluator):
                 fact = super().eval(node)
             finally:
                 flowed = frames.pop()  # the tensors needing a gradient this expression read or made
+            if flowed and cuts_gradient(self, node):
+                flowed = None  # `torch.zeros_like(h)`, `h.detach()`: a new tensor, outside the graph
             if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
                 run = self.run
                 run.storage.observe(self, node, fact)

@@ -33,6 +33,8 @@ CASES = {
     "appended-steps-stacked": ("StepwiseScan", {"dim": 8}),
     # `buf[:, t] = y` makes the buffer computed from y: the steps' backward is reached through it
     "written-into-a-buffer": ("FilledBuffer", {"dim": 8}),
+    # `zeros_like`, `new_zeros` and `detach` make tensors outside the graph: no gradient flows in
+    "made-outside-the-graph": ("FreshTensors", {"dim": 8}),
 }
 
 
