@@ -22,6 +22,8 @@ def _slice_dim(interp, dim, node: cst.Slice):
         if literal is not None and literal < 0:
             return _counted_slice(interp, dim, node)  # `scores[..., :-1]`: all but the last
         stop = interp.dim_of(node.upper)
+        if stop is None and _arithmetic(node.upper):
+            return _counted_slice(interp, dim, node)  # `x[..., :-rope_dim]`: an int that is no size, read again
         return stop if stop is not None else Unknown("slice")
     if node.upper is None and node.step is None:
         literal = int_value(node.lower)
@@ -49,8 +51,8 @@ def _slice_dim(interp, dim, node: cst.Slice):
 def _counted_slice(interp, dim, node: cst.Slice):
     """Python's own slice of a dim whose size the declared sizes give, from int bounds (negative ones
     count from the end, out-of-range ones clamp): len(range(size)[start:stop:step]). `:-k` stays
-    `d - k`, a slice of all of it the dim itself; an empty slice, or a bound or size not known, is
-    an unknown dim. Each bound is evaluated once."""
+    `d - k`, a slice of all of it the dim itself, an empty slice the size 0; a bound or size not
+    known is an unknown dim. Each bound is evaluated once."""
     bounds = [None if part is None else _int_bound(interp, part) for part in (node.lower, node.upper, node.step)]
     try:
         size = evaluate_dim(dim, interp.ctx.settings.sizes)
@@ -60,7 +62,7 @@ def _counted_slice(interp, dim, node: cst.Slice):
         return Unknown("slice")
     length = len(range(size)[slice(*bounds)])
     if length < 1:
-        return Unknown("slice")
+        return Const(0)  # `kv[:, :usable]` of a usable 0: an empty tensor, as a literal 0 size makes
     if length == size:
         return dim
     lower, upper, step = bounds

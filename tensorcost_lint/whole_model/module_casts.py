@@ -93,6 +93,8 @@ def _cast(run, root: SelfFact, dtype: str):
         for name, value in list(module.attributes.items()):
             if type(value) is TensorFact and _is_cast(value.dtype):
                 cast = module.attributes[name] = value.with_dtype(dtype)
+                if run.grad.get(id(value)) is value:
+                    run.mark(cast)  # a parameter cast in place stays one: it needs a gradient
                 layout = run.storage.layout(value)
                 if layout is not None:  # a new storage in the new dtype: a parameter stays one
                     run.storage.fresh(cast, parameter=layout.storage.parameter)

@@ -35,6 +35,14 @@ CASES = {
     "written-into-a-buffer": ("FilledBuffer", {"dim": 8}),
     # `zeros_like`, `new_zeros` and `detach` make tensors outside the graph: no gradient flows in
     "made-outside-the-graph": ("FreshTensors", {"dim": 8}),
+    # `T // window` of sizes that do not divide: Python's floor (one whole window of 4 in 6 steps;
+    # none of 8, an empty slice `k[:, :0]` deciding the branch)
+    "whole-windows-floored": ("WindowSummaries", {"dim": 8, "window": 4}),
+    "no-whole-window": ("WindowSummaries", {"dim": 8, "window": 8}),
+    # `Module(...).to(dtype=...)`: the cast parameters still need a gradient
+    "cast-submodule": ("CastParameters", {"dim": 8}),
+    # `h[..., :-tail]` with the bound in a name: all but the last `tail`
+    "negative-bound-in-a-name": ("TrailingSlice", {"dim": 8}),
 }
 
 
