@@ -371,11 +371,6 @@ def arithmetic(run, operator, left, right):
         a, b = int_of(run, left), int_of(run, right)
         if a is not None and b and a % b:  # `n // 128` of n=32: Python's floor (a dim's `//` divides exactly)
             return int_fact(a // b)
-    if isinstance(operator, cst.Multiply) and IntFact in (type(left), type(right)) \
-            and type(left) in (IntFact, DimFact) and type(right) in (IntFact, DimFact):
-        a, b = int_of(run, left), int_of(run, right)
-        if a is not None and b is not None:  # `(n // 128) * 128` of a floor 0: the int 0
-            return int_fact(a * b)
     if isinstance(operator, cst.Multiply):
         sequence, count = (left, right) if type(left) is SequenceFact else (right, left)
         if type(sequence) is SequenceFact and type(count) in (IntFact, BoolFact):
