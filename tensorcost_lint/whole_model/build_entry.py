@@ -20,7 +20,7 @@ from ..analysis.facts import CONFIG, SelfFact
 from ..config.build_expressions import free_names, parse_build
 from .build_names import NameNotFound, NameSearch
 from .library_values import config_class_values
-from .model_flow import ModelEvaluator
+from .model_evaluator import ModelEvaluator
 from .config_objects import bind_root_config
 from .source_tree import SourceError
 

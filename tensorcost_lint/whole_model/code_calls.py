@@ -13,8 +13,7 @@ from . import call_binding, class_decorators, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .inheritance import find_method, plain_class, torch_base
 from .library_values import construct_record
-from .model_flow import NONE
-from .objects import FunctionRef, Instance, Sequential, Visit
+from .objects import NONE, FunctionRef, Instance, Sequential, Visit
 from .optional_values import MaybeNone
 
 MAX_CALL_DEPTH = 64

@@ -13,7 +13,9 @@ from ..analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ScalarFact, Seq
 from ..analysis.annotations import facts_from_annotation, single_fact
 from ..analysis.function_flow import is_static
 from . import call_binding, choices
-from .model_flow import NONE, ModelEvaluator, ModelFlow
+from .model_evaluator import ModelEvaluator
+from .model_flow import ModelFlow
+from .objects import NONE
 from .optional_values import join_optional
 from .gradient_flow import OPAQUE
 

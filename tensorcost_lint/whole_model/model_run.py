@@ -15,7 +15,7 @@ from ..analysis.cst_parse import parse_module
 from . import class_decorators
 from .decisions import decide
 from .inheritance import find_method, owner_of
-from .model_flow import ModelEvaluator
+from .model_evaluator import ModelEvaluator
 from .code_calls import CodeCalls
 from .function_runs import FunctionRuns
 from .module_calls import ModuleCalls
