@@ -30,6 +30,7 @@ from estimator import normalize_dtype
 from shape_annotations import Polynomial, ShapeError
 
 from .memory_activations import approximate_sites, saved_activations
+from .memory_live import LiveUnknown, inference_activations
 from .memory_parameters import count_parameters
 from .kv_cache import kv_cache_bytes
 from .memory_peak import PeakUnknown, training_peak
@@ -157,8 +158,10 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     result.values["peak"] = None
     if training:
         _peak(run, result, settings, gradient_paths, sqrt_groups, sizes, default_dtype)
+    elif entry.mode == "inference":
+        _inference(run, result, sizes, default_dtype)
     else:
-        result.reasons["peak"] = "the peak of an inference pass is not modelled yet"
+        result.reasons["peak"] = "the peak of a serving pass is not modelled yet"
     saved = result.values.get("activations")
     result.peak_lower_bound = _lower_bound(result.values, saved if saved is not None else retained, training)
     return result
@@ -191,6 +194,26 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     result.values["activations"] = total
     result.reasons.pop("activations")
     _per_module(result, "activations", by_module)
+
+
+def _inference(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> None:
+    """Inference: `activations` is the largest live set of the forward's tensors (memory_live),
+    `peak` the parameters and it, in phase `forward`; or why not."""
+    try:
+        live = inference_activations(run, sizes, default_dtype)
+    except LiveUnknown as error:
+        result.reasons["activations"] = f"not computed: {error}"
+        result.reasons["peak"] = "not computed: the activations are not known (totals.memory.unknown.activations)"
+        return
+    result.values["activations"] = live
+    result.reasons.pop("activations", None)
+    parameters = result.values.get("parameters")
+    if parameters is None:
+        result.reasons["peak"] = "not computed: the parameters are not known (totals.memory.unknown.parameters)"
+        return
+    if parameters + live > _MAX:
+        raise OverflowError("the peak exceeds 2**63-1 bytes")
+    result.values["peak"], result.peak_phase = parameters + live, "forward"
 
 
 def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, sizes, default_dtype) -> None:

@@ -63,6 +63,7 @@ class ModelEvaluator(Evaluator):
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
+                run.live.observe(self, node, fact)  # what the op reads (memory_live)
                 if frames:
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it
@@ -538,6 +539,7 @@ class ModelFlow(FunctionFlow):
                 return
             self.continuation = None
             self.statement(statement)
+            self.run_.live.settle(self.env)  # what each name holds now (memory_live)
             if self.continuation is not None:
                 # `if cond: return a` undecided: what follows runs only on the side that did not
                 # return, so its entries are that side's, not added to both (the Choice's max)
@@ -814,6 +816,7 @@ class ModelFlow(FunctionFlow):
         """One run of the loop body, its entries into `repeat`: (the env it found, the env it left)."""
         entry_env = dict(body_env)
         with self.run_.collecting(repeat.entries), self.run_.in_loop(loop_count):
+            self.run_.live.loop_entry(body_env)  # what the names hold where the body starts (memory_live)
             body_env = self._block(node.body, body_env)
         repeat.carried = self.run_.storage.carried(entry_env, body_env)
         return entry_env, body_env

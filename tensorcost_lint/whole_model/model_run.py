@@ -35,6 +35,7 @@ from .known_values import int_fact
 from .objects import known_count
 from .optional_values import MaybeNone, join_optional
 from .memory_activations import SavedOps
+from .memory_live import LiveNames
 from .memory_parameters import ParameterLedger
 from .saved_tensors import site_memory
 from .shape_loss import ShapeLoss, lost_shape
@@ -122,6 +123,7 @@ class ModelRun:
         self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
         self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
+        self.live = LiveNames(self)  # what each running function's names hold (memory_live)
         self.loop_indices = LoopIndices()  # the passes of loops over lists built with an index
         self.returned = None  # the entry's return value, once it has run
 
@@ -659,6 +661,7 @@ class ModelRun:
         self.frames.append((node, self_fact))  # what `super()` means inside
         without_grad = disables_grad(source.ctx, node)
         self.no_grad += without_grad
+        self.live.enter(env)  # its parameters are names it holds (memory_live)
         try:
             if isinstance(node.body, cst.IndentedBlock):
                 flow.run(node.body.body)
@@ -666,6 +669,7 @@ class ModelRun:
                 for small in node.body.body:
                     flow.small_statement(small, None)
         finally:
+            self.live.leave()
             self.frames.pop()
             self.no_grad -= without_grad
         returns = [r for r in flow.state.returns]

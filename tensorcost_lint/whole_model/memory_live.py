@@ -1,0 +1,320 @@
+"""The largest live set of an inference pass (Contract 9: `activations` and `peak` in `mode:
+inference`), by a stated liveness model over the run's own records (docs/memory.md, *Inference*).
+
+Under `torch.no_grad` nothing is saved for backward: a tensor lives while something references it,
+as CPython's reference counts and torch's CPU allocator (which frees a storage when its last
+reference goes) make it. The run records, in forward order:
+
+- `Created(storage)`: an op made the storage (storage.py; a site's output at its SiteEntry);
+- `Used(storages)`: an op ran on these storages (its inputs, read when the op's output is made):
+  an unnamed intermediate (`self.down(self.act(self.up(x)))`) lives until the op that consumes it
+  has run;
+- `Held(slot, storages)`: a Python name of a running function (a slot) now holds these storages
+  (a tensor, or the tensors of a tuple, list, dict or record it is bound to), and lets go of what it
+  held before (`x = x + y` frees the old `x` once the sum exists); a function's return lets go of
+  every name it bound, its parameters included (the caller's own reference to an argument ends when
+  the call returns, the same moment);
+- `LoopEntry(held)`: what each name holds where a loop body starts: a body recorded once stands for
+  every iteration, and iteration k+1 reads, under the body's first facts, what iteration k bound.
+
+A storage lives from its `Created` to its last record (the last op that reads it, the last name that
+lets it go), or to the end of the forward when the returned value holds it. One count per storage
+(views share their source's). Parameters and buffers (storages made before the forward: by the
+constructor) are not counted; the entry's inputs are (the caller holds them through the forward).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis.facts import SelfFact, SequenceFact, TensorFact
+from .library_objects import MappingFact, RecordFact
+from .objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from .optional_values import MaybeNone
+from .retention import MAX_WALKED_ENTRIES, _Instances, _nbytes, _resolve, _Steps
+
+MAX_REACHED = 10_000  # values visited for one name's storages (bounded work on a hostile object graph)
+_READING = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+
+
+@dataclass
+class Used:
+    """An op ran on these storages: they are live at least until here."""
+
+    storages: tuple
+
+
+@dataclass
+class Held:
+    """The name `slot` of a running function now holds `storages`, and no longer what it held."""
+
+    slot: object
+    storages: tuple
+
+
+@dataclass
+class LoopEntry:
+    """Where a loop body starts: ((slot, storages), ...) each name holds on the body's first pass."""
+
+    held: tuple
+
+
+class LiveUnknown(Exception):
+    """Why the largest live set cannot be computed exactly."""
+
+
+class _Frame:
+    """One running function; compared by identity (its names are slots `(frame, name)`)."""
+
+    __slots__ = ("holding",)
+
+    def __init__(self) -> None:
+        self.holding: dict = {}  # name -> tuple of storages it holds
+
+
+class LiveNames:
+    """The run's hook (run.live): records Used, Held and LoopEntry entries in an inference run."""
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self.frames: list = []  # a _Frame per running function (None while building: nothing recorded)
+
+    def _active(self) -> bool:
+        return self.run.mode == "inference" and not self.run.building
+
+    def storages(self, value) -> tuple:
+        """The storages a value references: a tensor's, and those of the tensors a tuple, list, dict,
+        record or plain object of the tree (not a module: its tensors are parameters and buffers)
+        holds."""
+        found, pending, seen = [], [value], set()
+        tracker = self.run.storage
+        while pending and len(seen) < MAX_REACHED:
+            item = pending.pop()
+            if item is None or id(item) in seen:
+                continue
+            seen.add(id(item))
+            kind = type(item)
+            if kind is TensorFact:
+                layout = tracker.ensure(item)
+                if layout is not None and not layout.storage.parameter and layout.storage not in found:
+                    found.append(layout.storage)
+            elif kind is SequenceFact:
+                pending.extend(reversed(item.items))
+            elif kind is RecordFact:
+                pending.extend(reversed([f for _, f in item.fields]))
+            elif kind is MappingFact:
+                pending.extend(reversed([f for _, f in item.items]))
+            elif kind is MaybeNone:
+                pending.append(item.value)
+            elif kind is SelfFact and id(item) not in self.run.paths and self.run.instance(item) is not None:
+                pending.extend(reversed(list(item.attributes.values())))
+        return tuple(found)
+
+    # -- frames ------------------------------------------------------------------------------------
+    def enter(self, env: dict) -> None:
+        """A function starts: its parameters are names it holds."""
+        if not self._active():
+            self.frames.append(None)
+            return
+        self.frames.append(_Frame())
+        self.settle(env)
+
+    def leave(self) -> None:
+        """A function returns: every name it bound lets go."""
+        frame = self.frames.pop() if self.frames else None
+        if frame is None:
+            return
+        for name, held in frame.holding.items():
+            if held:
+                self.run.add(Held((frame, name), ()))
+
+    def settle(self, env: dict) -> None:
+        """After a statement: each name whose storages changed holds the new ones."""
+        frame = self.frames[-1] if self.frames else None
+        if frame is None or not self._active():
+            return
+        holding = frame.holding
+        for name, value in env.items():
+            if name.startswith("\0"):
+                continue
+            now = self.storages(value)
+            if holding.get(name, ()) != now:
+                holding[name] = now
+                self.run.add(Held((frame, name), now))
+        for name in [n for n, held in holding.items() if held and n not in env]:  # `del x`
+            holding[name] = ()
+            self.run.add(Held((frame, name), ()))
+
+    def loop_entry(self, env: dict) -> None:
+        """A loop body starts (its target bound): what each name holds on its first pass."""
+        self.settle(env)
+        frame = self.frames[-1] if self.frames else None
+        if frame is not None and self._active():
+            self.run.add(LoopEntry(tuple(((frame, n), held) for n, held in frame.holding.items() if held)))
+
+    # -- ops ---------------------------------------------------------------------------------------
+    def observe(self, interp, node, fact) -> None:
+        """An op was evaluated: the storages of the values it read are live until here."""
+        if not isinstance(node, _READING) or not self._active():
+            return
+        seen = self.run.storage.seen
+        if isinstance(node, cst.Call):
+            children = [a.value for a in node.args]
+            if isinstance(node.func, cst.Attribute):
+                children.append(node.func.value)
+        elif isinstance(node, cst.BinaryOperation):
+            children = [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            children = [node.expression]
+        elif isinstance(node, cst.Subscript):
+            children = [node.value, *(e.slice.value for e in node.slice if isinstance(e.slice, cst.Index))]
+        else:
+            children = [node.left, *(c.comparator for c in node.comparisons)]
+        storages = []
+        for child in children:
+            value = seen.get(id(child))
+            if type(value) in (TensorFact, SequenceFact):
+                for storage in self.storages(value):
+                    if storage not in storages:
+                        storages.append(storage)
+        if storages:
+            self.run.add(Used(tuple(storages)))
+
+
+# -- the walk --------------------------------------------------------------------------------------
+
+class _Walk:
+    def __init__(self, default_dtype: str, steps: _Steps, sizes: dict) -> None:
+        self.default_dtype, self.steps, self.sizes = default_dtype, steps, sizes
+        self.instances = _Instances()
+        self.position = 0
+        self.first: dict = {}  # token -> position it is made at
+        self.last: dict = {}  # token -> last position that mentions it
+        self.storage: dict = {}  # token -> storage
+        self.refs: dict = {}  # token -> slots holding it
+        self.slots: dict = {}  # slot -> tokens it holds
+        self.made: set = set()  # tokens made in the walked forward (the rest: before it, buffers)
+
+    def _mention(self, token, storage) -> None:
+        self.storage[token] = storage
+        self.first.setdefault(token, self.position)
+        self.last[token] = self.position
+
+    def _use(self, storage) -> None:
+        if storage is None or storage.parameter:
+            return
+        self._mention(self.instances.token(storage), storage)
+
+    def walk(self, entries) -> None:
+        self.steps.take(len(entries))
+        for entry in entries:
+            kind = type(entry)
+            if kind is Called:
+                for _ in range(entry.count):
+                    self.walk(entry.entries)
+                continue
+            if kind is Repeat:
+                count = known_count(entry.count, self.sizes)
+                if count is None:
+                    raise LiveUnknown("a loop's trip count is not known")
+                for _ in range(count):
+                    self.walk(entry.entries)
+                continue
+            if kind is Choice:
+                if any(_records_storages(side) for side in entry.sides):
+                    raise LiveUnknown(f"an undecided branch ({entry.condition}) decides which tensors live")
+                continue
+            if kind is Checkpointed:  # without a gradient, checkpoint just runs its function
+                self.walk(entry.entries)
+                continue
+            self.position += 1
+            if kind is Created:
+                token = self.instances.created(entry.storage, 1)
+                if token is not None and not entry.storage.parameter:
+                    self.made.add(token)
+                    self._mention(token, entry.storage)
+            elif kind is SiteEntry:
+                memory = entry.memory
+                if memory is not None:
+                    if memory.output is not None and id(memory.output) not in self.instances.outputs:
+                        token = self.instances.create(memory.output, 1)
+                        self.instances.outputs.add(id(memory.output))
+                        self.made.add(token)
+                    for storage in _resolve(memory.used(), memory):
+                        self._use(storage)
+            elif kind is Used:
+                for storage in entry.storages:
+                    self._use(storage)
+            elif kind is Held:
+                self._held(entry)
+            elif kind is LoopEntry:
+                self._alias(entry)
+
+    def _held(self, entry: Held) -> None:
+        for token in self.slots.get(entry.slot, ()):
+            self.refs[token] -= 1
+            self.last[token] = self.position
+        tokens = []
+        for storage in entry.storages:
+            token = self.instances.token(storage)
+            self._mention(token, storage)
+            self.refs[token] = self.refs.get(token, 0) + 1
+            tokens.append(token)
+        self.slots[entry.slot] = tuple(tokens)
+
+    def _alias(self, entry: LoopEntry) -> None:
+        """A body recorded once: the storages its first pass found in each name stand for what the
+        name holds now (on iteration k+1, iteration k's results)."""
+        for slot, storages in entry.held:
+            tokens = self.slots.get(slot, ())
+            if len(tokens) != len(storages):
+                raise LiveUnknown("a name in a loop holds a different number of tensors from pass to pass")
+            for storage, token in zip(storages, tokens):
+                self.instances.current[id(storage)] = (self.storage[token], token)
+
+    def peak(self, returned: tuple) -> int:
+        """The most bytes live at one position; `returned`: storages the forward's result holds."""
+        end = self.position
+        for storage in returned:
+            found = self.instances.current.get(id(storage))
+            if found is not None and found[1] in self.made:
+                self.last[found[1]] = end
+        delta = [0] * (end + 2)
+        for token in self.made:
+            if token not in self.first:
+                continue
+            size = _nbytes(self.storage[token], self.default_dtype)
+            if size is None:
+                raise LiveUnknown("the size of a tensor the forward makes is not known")
+            delta[self.first[token]] += size
+            delta[self.last[token] + 1] -= size
+        best = running = 0
+        for position in range(1, end + 1):
+            running += delta[position]
+            best = max(best, running)
+        return best
+
+
+def _records_storages(entries) -> bool:
+    for entry in entries:
+        if type(entry) in (Created, Held, SiteEntry):
+            return True
+        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
+            if isinstance(inner, list) and _records_storages(inner):
+                return True
+    return False
+
+
+def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int = MAX_WALKED_ENTRIES) -> int:
+    """The largest live set of non-parameter tensors over the forward, in bytes; raises
+    LiveUnknown with the reason."""
+    if run.storage.failure is not None:
+        raise LiveUnknown(f"the storages could not be tracked ({run.storage.failure})")
+    left_out = len(run.unfollowed) + len(run.limits)
+    if left_out:
+        raise LiveUnknown(f"{left_out} call(s) not followed: what they make is not known")
+    walk = _Walk(default_dtype, _Steps(max_entries), sizes)
+    walk.walk(run.stack[0])
+    return walk.peak(run.live.storages(run.returned))
