@@ -29,14 +29,27 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis.facts import SelfFact, SequenceFact, TensorFact
+from ..analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
 from .library_objects import MappingFact, RecordFact
+from .memory_activations import _CROSS_ENTROPY, _LAYER_NORM, _argument, _cross_entropy, _layer_norm
 from .objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 from .optional_values import MaybeNone
 from .retention import MAX_WALKED_ENTRIES, _Instances, _nbytes, _resolve, _Steps
 
+_EINSUM_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})  # as memory_activations'
 MAX_REACHED = 10_000  # values visited for one name's storages (bounded work on a hostile object graph)
 _READING = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+# an inference pass runs in eval mode: torch's dropout then returns its input itself (`_dropout_impl`:
+# `if (p == 0 || !train ...) return input`), as nn.Identity does: no new storage
+_RETURNS_INPUT = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+                            "Identity"})
+# ops that allocate statistics or decomposition temporaries beside their result, not in the table
+_UNKNOWN_TEMPORARIES = frozenset({"GroupNorm", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+_UNKNOWN_FUNCTIONS = frozenset({"torch.nn.functional.group_norm", "torch.nn.functional.rms_norm",
+                                "torch.nn.functional.instance_norm", "torch.nn.functional.normalize"})
+_RETURNS_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
+                                      "torch.nn.functional.dropout2d", "torch.nn.functional.dropout3d",
+                                      "torch.nn.functional.alpha_dropout", "torch.dropout"})
 
 
 @dataclass
@@ -80,6 +93,7 @@ class LiveNames:
     def __init__(self, run) -> None:
         self.run = run
         self.frames: list = []  # a _Frame per running function (None while building: nothing recorded)
+        self.unknown: list = []  # path:line: ops whose temporaries are not modelled
 
     def _active(self) -> bool:
         return self.run.mode == "inference" and not self.run.building
@@ -160,6 +174,8 @@ class LiveNames:
         if not isinstance(node, _READING) or not self._active():
             return
         seen = self.run.storage.seen
+        if isinstance(node, cst.Call) and type(fact) is TensorFact and self._returns_input(interp, node, fact):
+            return
         if isinstance(node, cst.Call):
             children = [a.value for a in node.args]
             if isinstance(node.func, cst.Attribute):
@@ -179,8 +195,78 @@ class LiveNames:
                 for storage in self.storages(value):
                     if storage not in storages:
                         storages.append(storage)
+        if isinstance(node, cst.Call):
+            made = self._temporaries(interp, node, fact)
+            if isinstance(made, str):
+                line = interp.ctx.position(node)[0]
+                self.unknown.append(f"{interp.ctx.settings.path}:{line}: {made}")
+            else:
+                storages.extend(s for s in made if s not in storages)
         if storages:
             self.run.add(Used(tuple(storages)))
+
+    def _temporaries(self, interp, node: cst.Call, fact):
+        """The storages an op allocates besides its result, live while it runs (each a new
+        `Created`), or why they are not known: layer norm's mean and reciprocal deviation per row
+        (native_layer_norm's other outputs, in the input's dtype), cross entropy's log-softmax (like
+        the logits) and nll_loss's total weight (float32, 0-dim)."""
+        run, tracker = self.run, self.run.storage
+        seen = tracker.seen
+        callee = seen.get(id(node.func))
+        args = [seen.get(id(a.value)) for a in node.args if a.keyword is None and a.star == ""]
+        keywords = {a.keyword.value: seen.get(id(a.value)) for a in node.args if a.keyword is not None}
+        if type(callee) is ModuleFact:
+            kind = run.parameters.classes.get(id(callee))
+            if kind == "LayerNorm":
+                rank = run.parameters.norm_rank.get(id(callee))
+                if rank is None:
+                    return "nn.LayerNorm over a normalized_shape that is not known"
+                return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
+            if kind in _UNKNOWN_TEMPORARIES:
+                return f"nn.{kind} (the statistics it allocates while it runs are not modelled)"
+            return ()
+        if callee is not None and type(callee) is not TensorFact:
+            return ()  # code of the tree: its own ops are recorded
+        name = interp.ctx.settings.imports.resolve(node.func)
+        if name == _LAYER_NORM:
+            shape_node = _argument(node, 1, "normalized_shape")
+            shape = interp.eval(shape_node) if shape_node is not None else None
+            return _layer_norm(tracker, args[0] if args else keywords.get("input"), shape)
+        if name == _CROSS_ENTROPY:
+            made = _cross_entropy(tracker, args, keywords)
+            if isinstance(made, str) or type(fact) is TensorFact:
+                return made if isinstance(made, str) else (made[0], made[-1])
+            reduction = _argument(node, 6, "reduction")  # a loss the run holds no tensor for: 0-dim when reduced
+            if reduction is not None and not (isinstance(reduction, cst.SimpleString)
+                                              and reduction.evaluated_value in ("mean", "sum")):
+                return "cross entropy with a reduction the run does not know"
+            return made[0], made[-1], tracker.copy_storage(1, made[0].dtype)
+        if name in _UNKNOWN_FUNCTIONS:
+            return f"{name} (the statistics it allocates while it runs are not modelled)"
+        return ()
+
+    def _returns_input(self, interp, node: cst.Call, fact) -> bool:
+        """A dropout or nn.Identity: its result is its input's storage (the fresh one storage.py
+        made for it, the entry just added, is taken back)."""
+        tracker = self.run.storage
+        callee = tracker.seen.get(id(node.func))
+        if type(callee) is ModuleFact:
+            if self.run.parameters.classes.get(id(callee)) not in _RETURNS_INPUT:
+                return False
+        elif interp.ctx.settings.imports.resolve(node.func) not in _RETURNS_INPUT_FUNCTIONS:
+            return False
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        source_node = positional[0] if positional else keywords.get("input")
+        source = tracker.layout(tracker.seen.get(id(source_node))) if source_node is not None else None
+        made = tracker.layout(fact)
+        if source is None or made is None or made.storage is source.storage:
+            return False
+        entries = self.run.entries
+        if entries and type(entries[-1]) is Created and entries[-1].storage is made.storage:
+            entries.pop()
+        tracker._set(fact, source)
+        return True
 
 
 # -- the walk --------------------------------------------------------------------------------------
@@ -307,6 +393,19 @@ def _records_storages(entries) -> bool:
     return False
 
 
+def _einsum_sites(entries) -> list:
+    found = []
+    for entry in entries:
+        if type(entry) is SiteEntry:
+            spec = entry.site.spec
+            if spec.model in _EINSUM_MODELS and spec.operation != "convolution":
+                found.append(entry.site.expression)
+        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
+            if isinstance(inner, list):
+                found.extend(_einsum_sites(inner))
+    return found
+
+
 def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int = MAX_WALKED_ENTRIES) -> int:
     """The largest live set of non-parameter tensors over the forward, in bytes; raises
     LiveUnknown with the reason."""
@@ -315,6 +414,14 @@ def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int
     left_out = len(run.unfollowed) + len(run.limits)
     if left_out:
         raise LiveUnknown(f"{left_out} call(s) not followed: what they make is not known")
+    unknown = list(dict.fromkeys(run.live.unknown))
+    if unknown:
+        more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
+        raise LiveUnknown("what these ops allocate while they run is not modelled: " + "; ".join(unknown[:3]) + more)
+    einsums = _einsum_sites(run.stack[0])
+    if einsums:
+        raise LiveUnknown("the permuted, reshaped copies an einsum-style contraction hands to bmm are not modelled: "
+                          + "; ".join(dict.fromkeys(einsums[:3])))
     walk = _Walk(default_dtype, _Steps(max_entries), sizes)
     walk.walk(run.stack[0])
     return walk.peak(run.live.storages(run.returned))
