@@ -34,6 +34,7 @@ from .library_objects import MappingFact, RecordFact
 from .memory_activations import _CROSS_ENTROPY, _LAYER_NORM, _argument, _cross_entropy, _layer_norm
 from .objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 from .optional_values import MaybeNone
+from .strides import product
 from .retention import MAX_WALKED_ENTRIES, _Instances, _nbytes, _resolve, _Steps
 
 _EINSUM_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})  # as memory_activations'
@@ -42,9 +43,17 @@ _READING = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cs
 # an inference pass runs in eval mode: torch's dropout then returns its input itself (`_dropout_impl`:
 # `if (p == 0 || !train ...) return input`), as nn.Identity does: no new storage
 _RETURNS_INPUT = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-                            "Identity"})
-# ops that allocate statistics or decomposition temporaries beside their result, not in the table
-_UNKNOWN_TEMPORARIES = frozenset({"GroupNorm", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+                            "Identity", "HookPoint"})
+# shape-preserving modules (analysis.calls) that allocate their result only: one kernel each
+_RESULT_ONLY = frozenset({"GELU", "ReLU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Mish", "LeakyReLU",
+                          "ELU", "Hardswish", "SELU", "Softplus", "CELU", "Hardshrink", "Hardtanh", "ReLU6",
+                          "LogSigmoid", "Softmin", "Softshrink", "Softsign", "Threshold", "Softmax2d",
+                          "GELUActivation", "Swish"})  # transformers' run nn.functional.gelu, silu
+# transformers' activations.py written as several ops: tensors like the input live beside the
+# input and the result at their last op (NewGELUActivation: `0.5 * x` and `1 + tanh(...)`, evaluated
+# left to right; QuickGELU: `sigmoid(1.702 * x)`)
+_TEMPORARIES_LIKE_INPUT = {"NewGELUActivation": 2, "QuickGELU": 1}
+# functions that allocate statistics or decomposition temporaries beside their result, not in the table
 _UNKNOWN_FUNCTIONS = frozenset({"torch.nn.functional.group_norm", "torch.nn.functional.rms_norm",
                                 "torch.nn.functional.instance_norm", "torch.nn.functional.normalize"})
 _RETURNS_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.dropout", "torch.nn.functional.dropout1d",
@@ -216,15 +225,7 @@ class LiveNames:
         args = [seen.get(id(a.value)) for a in node.args if a.keyword is None and a.star == ""]
         keywords = {a.keyword.value: seen.get(id(a.value)) for a in node.args if a.keyword is not None}
         if type(callee) is ModuleFact:
-            kind = run.parameters.classes.get(id(callee))
-            if kind == "LayerNorm":
-                rank = run.parameters.norm_rank.get(id(callee))
-                if rank is None:
-                    return "nn.LayerNorm over a normalized_shape that is not known"
-                return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
-            if kind in _UNKNOWN_TEMPORARIES:
-                return f"nn.{kind} (the statistics it allocates while it runs are not modelled)"
-            return ()
+            return self._module_temporaries(callee, args[0] if args else None)
         if callee is not None and type(callee) is not TensorFact:
             return ()  # code of the tree: its own ops are recorded
         name = interp.ctx.settings.imports.resolve(node.func)
@@ -244,6 +245,41 @@ class LiveNames:
         if name in _UNKNOWN_FUNCTIONS:
             return f"{name} (the statistics it allocates while it runs are not modelled)"
         return ()
+
+    def _module_temporaries(self, module, x):
+        """What a torch module (or one torch's name for it stands for) allocates besides its result."""
+        run, tracker = self.run, self.run.storage
+        kind = run.parameters.classes.get(id(module))
+        if kind == "LayerNorm":
+            rank = run.parameters.norm_rank.get(id(module))
+            if rank is None:
+                return "nn.LayerNorm over a normalized_shape that is not known"
+            return _layer_norm(tracker, x, SequenceFact((None,) * rank))
+        if kind in _TEMPORARIES_LIKE_INPUT:
+            layout = tracker.ensure(x) if type(x) is TensorFact else None
+            if layout is None or layout.sizes is None:
+                return f"{kind} of a tensor of unknown size"
+            return tuple(tracker.copy_storage(product(layout.sizes), x.dtype) for _ in range(_TEMPORARIES_LIKE_INPUT[kind]))
+        if module.kind == "preserve" and kind not in _RESULT_ONLY and kind not in _RETURNS_INPUT:
+            return f"nn.{kind} (what it allocates while it runs is not modelled)"
+        return ()
+
+    def applied(self, module, fact, out) -> None:
+        """An item of an nn.Sequential applied to `fact` (no call of its own in the source)."""
+        if not self._active() or type(out) is not TensorFact or type(fact) is not TensorFact:
+            return
+        tracker = self.run.storage
+        if self.run.parameters.classes.get(id(module)) in _RETURNS_INPUT:
+            source = tracker.ensure(fact)
+            if source is not None:
+                tracker._set(out, source)
+            return
+        made = self._module_temporaries(module, fact)
+        if isinstance(made, str):
+            self.unknown.append(f"{self.run.module or 'the model'}: {made}")
+            return
+        tracker.ensure(out)
+        self.run.add(Used((*self.storages(fact), *made)))
 
     def _returns_input(self, interp, node: cst.Call, fact) -> bool:
         """A dropout or nn.Identity: its result is its input's storage (the fresh one storage.py
@@ -309,8 +345,12 @@ class _Walk:
                     self.walk(entry.entries)
                 continue
             if kind is Choice:
-                if any(_records_storages(side) for side in entry.sides):
+                # sides that make no tensor and leave the names bound alike: the live set is the
+                # same whichever runs (a read only lengthens a life where nothing is made)
+                nets = [_bindings(side) for side in entry.sides]
+                if any(net is None for net in nets) or any(net != nets[0] for net in nets[1:]):
                     raise LiveUnknown(f"an undecided branch ({entry.condition}) decides which tensors live")
+                self.walk(entry.sides[0])
                 continue
             if kind is Checkpointed:  # without a gradient, checkpoint just runs its function
                 self.walk(entry.entries)
@@ -391,6 +431,33 @@ def _records_storages(entries) -> bool:
             if isinstance(inner, list) and _records_storages(inner):
                 return True
     return False
+
+
+def _bindings(entries, inner: set | None = None) -> dict | None:
+    """What a branch side leaves its function's names holding ({slot: storages}), or None when it
+    makes a tensor (or runs a loop or branch that binds one). The names of the functions it calls
+    (`inner` frames) are let go when they return: left out."""
+    top = inner is None
+    inner = set() if top else inner
+    net: dict = {}
+    for entry in entries:
+        kind = type(entry)
+        if kind in (Created, SiteEntry):
+            return None
+        if kind is Held:
+            net[entry.slot] = entry.storages
+        elif kind is Called:
+            found = _bindings(entry.entries, inner)
+            if found is None:
+                return None
+            inner.update(slot[0] for slot in found)
+            net.update(found)
+        elif kind in (Repeat, Choice, Checkpointed) and _records_storages(
+                [*getattr(entry, "entries", ()), *(e for side in getattr(entry, "sides", ()) for e in side)]):
+            return None
+    if top:
+        net = {slot: held for slot, held in net.items() if slot[0] not in inner}
+    return net
 
 
 def _einsum_sites(entries) -> list:
