@@ -15,6 +15,8 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
 - kv_cache (prefill, decode): the tensors the cache object the forward returns holds, by storage
   (kv_cache.py) — after a decode step, `cache_len + 1` tokens (decode_step.py); null in the other modes.
+- activations, peak (inference): the largest live set of the forward's tensors (memory_live; the
+  entry's inputs included) and the parameters plus it, in phase `forward`.
 - peak, peak_phase (training): memory_peak's liveness model over the run's backward nodes and the
   optimizer's foreach temporaries, or null with the reason. `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
@@ -30,7 +32,8 @@ from estimator import normalize_dtype
 from shape_annotations import Polynomial, ShapeError
 
 from .memory_activations import approximate_sites, saved_activations
-from .memory_live import LiveUnknown, inference_activations
+from .memory_live import LiveUnknown
+from .memory_live_walk import inference_activations
 from .memory_parameters import count_parameters
 from .kv_cache import kv_cache_bytes
 from .memory_peak import PeakUnknown, training_peak
@@ -40,8 +43,8 @@ STEP_BYTES = 4  # torch keeps an optimizer's `step` as a float32 scalar tensor p
 _MAX = 2**63 - 1
 
 _NOT_YET = {
-    "activations": "the tensors that ops other than contractions and attention save for backward are not "
-                   "modelled yet (totals.peak_retained_bytes counts the contractions' and attention's)",
+    "activations": "the activations of a serving pass are not modelled yet (totals.peak_retained_bytes counts "
+                   "the contractions' and attention's)",
     "kv_cache": "the KV cache is a serving figure: computed in modes prefill and decode",
 }
 
