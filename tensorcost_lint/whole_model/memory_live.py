@@ -101,6 +101,7 @@ class LiveNames:
         self.frames: list = []  # a _Frame per running function (None while building: nothing recorded)
         self.unknown: list = []  # path:line: ops whose temporaries are not modelled
         self.inputs: list = []  # the entry's arguments
+        self.restated: dict = {}  # id(fact a shape comment made) -> (fact, the storage of the value it restates)
         self.aliases: dict = {}  # id(storage) -> (storage, the storage it is: dropout returns its input)
 
     def _active(self) -> bool:
@@ -121,6 +122,9 @@ class LiveNames:
             if kind is TensorFact:
                 layout = tracker.ensure(item) if make else tracker.layout(item)
                 storage = self.canonical(layout.storage) if layout is not None else None
+                restated = self.restated.get(id(item))
+                if layout is None and restated is not None and restated[0] is item:
+                    storage = self.canonical(restated[1])
                 if storage is not None and not storage.parameter and storage not in found:
                     found.append(storage)
             elif kind is SequenceFact:
@@ -155,11 +159,13 @@ class LiveNames:
             if held:
                 self.run.add(Held((frame, name), ()))
 
-    def settle(self, env: dict) -> None:
+    def settle(self, env: dict, statement=None) -> None:
         """After a statement: each name whose storages changed holds the new ones."""
         frame = self.frames[-1] if self.frames else None
         if frame is None or not self._active():
             return
+        if statement is not None:
+            self._restated(env, statement)
         holding = frame.holding
         for name, value in env.items():
             if name.startswith("\0"):
@@ -171,6 +177,33 @@ class LiveNames:
         for name in [n for n, held in holding.items() if held and n not in env]:  # `del x`
             holding[name] = ()
             self.run.add(Held((frame, name), ()))
+
+    def _restated(self, env: dict, statement) -> None:
+        """`k = k.view(...).transpose(1, 2)  # (B, nh, T, hs)`: the shape comment's fact replaces the
+        value's (storage.py gives it a fresh storage at its first use), yet torch binds the value
+        itself: the comment's tensor is the value's storage."""
+        body = getattr(statement, "body", None)
+        if not isinstance(body, (list, tuple)) or len(body) != 1 or not isinstance(body[0], cst.Assign):
+            return
+        assign = body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return
+        fact = env.get(assign.targets[0].target.value)
+        tracker = self.run.storage
+        if type(fact) is not TensorFact or tracker.layout(fact) is not None:
+            return
+        value = tracker.seen.get(id(assign.value))
+        layout = tracker.layout(value) if type(value) is TensorFact else None
+        if layout is not None:
+            self.restated[id(fact)] = (fact, layout.storage)
+
+    def settle_restated(self) -> None:
+        """Once the run is done: the storage each restated tensor was given is its value's."""
+        for fact, storage in self.restated.values():
+            layout = self.run.storage.layout(fact)
+            if layout is not None and layout.storage is not storage and (
+                    layout.storage.numel is None or storage.numel is None or layout.storage.numel <= storage.numel):
+                self.alias(layout.storage, storage)
 
     def loop_entry(self, env: dict) -> None:
         """A loop body starts (its target bound): what each name holds on its first pass."""

@@ -202,6 +202,7 @@ def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int
     if einsums:
         raise LiveUnknown("the permuted, reshaped copies an einsum-style contraction hands to bmm are not modelled: "
                           + "; ".join(dict.fromkeys(einsums[:3])))
+    run.live.settle_restated()
     walk = _Walk(default_dtype, _Steps(max_entries), sizes, run.live.canonical)
     walk.walk(run.stack[0])
     inputs = tuple(s for value in run.live.inputs for s in run.live.storages(value, make=True))

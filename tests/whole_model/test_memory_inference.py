@@ -117,3 +117,26 @@ def test_an_undecided_branch_that_decides_what_lives_leaves_it_unknown(tmp_path,
     assert memory["activations"] is None and memory["peak"] is None
     assert f"an undecided branch ({PACKED}) decides which tensors live" in memory["unknown"]["activations"]
     assert memory["parameters"] is not None
+
+
+def test_shape_comments_restate_the_value_they_bind(tmp_path, capsys):
+    """examples/gpt_block.py's attention binds `k = k.view(...).transpose(1, 2)  # (B, nh, T, hs)`:
+    the names hold the views of the fused projection, one storage, as torch does."""
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    sys.path.insert(0, str(examples))
+    try:
+        from gpt_block import CausalSelfAttention, GPTConfig
+    finally:
+        sys.path.remove(str(examples))
+    dims = {"B": 2, "T": 64, "C": 32, "n_embd": 32, "n_head": 4}
+    record = model_record(tmp_path, capsys, dims, f"{(examples / 'gpt_block.py').as_posix()}:CausalSelfAttention.forward",
+                          {"x": "float32 B T C"}, "inference", ["self.flash=false", "config.bias=false"])
+    torch.manual_seed(0)
+    model = CausalSelfAttention(GPTConfig(block_size=64, n_head=4, n_embd=32, bias=False))
+    model.flash = False
+    measured = inference_peak(model, (torch.randn(2, 64, 32),))
+    memory = record["totals"]["memory"]
+    assert (memory["peak"], memory["activations"]) == (measured["peak"], measured["activations"]) == (344064, 327680)
