@@ -93,6 +93,20 @@ class _Frame:
         self.holding: dict = {}  # name -> tuple of storages it holds
 
 
+def _guarded(method):
+    """Tracking what lives must never cost the model its FLOPs: an internal error makes the live set
+    unknown (LiveNames.failure), the run goes on."""
+    def run(self, *args):
+        try:
+            return method(self, *args)
+        except Exception as error:  # noqa: BLE001
+            if self.failure is None:
+                self.failure = f"internal error: {type(error).__name__}: {error}"
+            return None
+    run.__name__, run.__doc__ = method.__name__, method.__doc__
+    return run
+
+
 class LiveNames:
     """The run's hook (run.live): records Used, Held and LoopEntry entries in an inference run."""
 
@@ -100,6 +114,7 @@ class LiveNames:
         self.run = run
         self.frames: list = []  # a _Frame per running function (None while building: nothing recorded)
         self.unknown: list = []  # path:line: ops whose temporaries are not modelled
+        self.failure: str | None = None  # why the records are incomplete
         self.inputs: list = []  # the entry's arguments
         self.restated: dict = {}  # id(fact a shape comment made) -> (fact, the storage of the value it restates)
         self.aliases: dict = {}  # id(storage) -> (storage, the storage it is: dropout returns its input)
@@ -159,6 +174,7 @@ class LiveNames:
             if held:
                 self.run.add(Held((frame, name), ()))
 
+    @_guarded
     def settle(self, env: dict, statement=None) -> None:
         """After a statement: each name whose storages changed holds the new ones."""
         frame = self.frames[-1] if self.frames else None
@@ -205,6 +221,7 @@ class LiveNames:
                     layout.storage.numel is None or storage.numel is None or layout.storage.numel <= storage.numel):
                 self.alias(layout.storage, storage)
 
+    @_guarded
     def loop_entry(self, env: dict) -> None:
         """A loop body starts (its target bound): what each name holds on its first pass."""
         self.settle(env)
@@ -213,6 +230,7 @@ class LiveNames:
             self.run.add(LoopEntry(tuple(((frame, n), held) for n, held in frame.holding.items() if held)))
 
     # -- ops ---------------------------------------------------------------------------------------
+    @_guarded
     def observe(self, interp, node, fact) -> None:
         """An op was evaluated: the storages of the values it read are live until here."""
         if not isinstance(node, _READING) or not self._active():
@@ -299,6 +317,7 @@ class LiveNames:
             return f"nn.{kind} (what it allocates while it runs is not modelled)"
         return ()
 
+    @_guarded
     def applied(self, module, fact, out) -> None:
         """An item of an nn.Sequential applied to `fact` (no call of its own in the source)."""
         if not self._active() or type(out) is not TensorFact or type(fact) is not TensorFact:

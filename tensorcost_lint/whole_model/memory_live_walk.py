@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .memory_live import Held, LiveUnknown, LoopEntry, Used
 from .objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
-from .retention import MAX_WALKED_ENTRIES, _Instances, _nbytes, _resolve, _Steps
+from .retention import MAX_WALKED_ENTRIES, RetentionTooLarge, _Instances, _nbytes, _resolve, _Steps
 
 _EINSUM_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})  # as memory_activations'
 
@@ -191,6 +191,8 @@ def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int
     LiveUnknown with the reason."""
     if run.storage.failure is not None:
         raise LiveUnknown(f"the storages could not be tracked ({run.storage.failure})")
+    if run.live.failure is not None:
+        raise LiveUnknown(f"what lives could not be tracked ({run.live.failure})")
     left_out = len(run.unfollowed) + len(run.limits)
     if left_out:
         raise LiveUnknown(f"{left_out} call(s) not followed: what they make is not known")
@@ -204,6 +206,9 @@ def inference_activations(run, sizes: dict, default_dtype: str, max_entries: int
                           + "; ".join(dict.fromkeys(einsums[:3])))
     run.live.settle_restated()
     walk = _Walk(default_dtype, _Steps(max_entries), sizes, run.live.canonical)
-    walk.walk(run.stack[0])
+    try:
+        walk.walk(run.stack[0])
+    except RetentionTooLarge as error:  # bounded work: said so, the other figures stand
+        raise LiveUnknown(str(error)) from error
     inputs = tuple(s for value in run.live.inputs for s in run.live.storages(value, make=True))
     return walk.peak(run.live.storages(run.returned), inputs)
