@@ -102,6 +102,7 @@ class FlowLoops:
         """One run of the loop body, its entries into `repeat`: (the env it found, the env it left)."""
         entry_env = dict(body_env)
         with self.run_.collecting(repeat.entries), self.run_.in_loop(loop_count):
+            self.run_.live.loop_entry(body_env)  # what the names hold where the body starts (memory_live)
             body_env = self._block(node.body, body_env)
         repeat.carried = self.run_.storage.carried(entry_env, body_env)
         return entry_env, body_env

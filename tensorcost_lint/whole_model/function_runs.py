@@ -32,6 +32,7 @@ class FunctionRuns:
         self.frames.append((node, self_fact))  # what `super()` means inside
         without_grad = disables_grad(source.ctx, node)
         self.no_grad += without_grad
+        self.live.enter(env)  # its parameters are names it holds (memory_live)
         try:
             if isinstance(node.body, cst.IndentedBlock):
                 flow.run(node.body.body)
@@ -39,6 +40,7 @@ class FunctionRuns:
                 for small in node.body.body:
                     flow.small_statement(small, None)
         finally:
+            self.live.leave()
             self.frames.pop()
             self.no_grad -= without_grad
         returns = [r for r in flow.state.returns]

@@ -15,6 +15,8 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
   (memory_activations; unknown, with the ops named, when an op outside its table saves something).
 - kv_cache (prefill, decode): the tensors the cache object the forward returns holds, by storage
   (kv_cache.py) — after a decode step, `cache_len + 1` tokens (decode_step.py); null in the other modes.
+- activations, peak (inference): the largest live set of the forward's tensors (memory_live; the
+  entry's inputs included) and the parameters plus it, in phase `forward`.
 - peak, peak_phase (training): memory_peak's liveness model over the run's backward nodes and the
   optimizer's foreach temporaries, or null with the reason. `peak_lower_bound` is what the step
   certainly holds at one moment: the model states plus the larger of the activations (all live at
@@ -30,6 +32,8 @@ from estimator import normalize_dtype
 from shape_annotations import Polynomial, ShapeError
 
 from .memory_activations import approximate_sites, saved_activations
+from .memory_live import LiveUnknown
+from .memory_live_walk import inference_activations
 from .memory_parameters import count_parameters
 from .kv_cache import kv_cache_bytes
 from .memory_peak import AdafactorGroup, PeakUnknown, add_adafactor_tensor, training_peak
@@ -39,8 +43,8 @@ STEP_BYTES = 4  # torch keeps an optimizer's `step` as a float32 scalar tensor p
 _MAX = 2**63 - 1
 
 _NOT_YET = {
-    "activations": "the tensors that ops other than contractions and attention save for backward are not "
-                   "modelled yet (totals.peak_retained_bytes counts the contractions' and attention's)",
+    "activations": "the activations of a serving pass are not modelled yet (totals.peak_retained_bytes counts "
+                   "the contractions' and attention's)",
     "kv_cache": "the KV cache is a serving figure: computed in modes prefill and decode",
 }
 
@@ -161,8 +165,10 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     if training:
         _peak(run, result, settings, gradient_paths, sqrt_groups if settings.optimizer != "adafactor" else factor_groups,
               sizes, default_dtype)
+    elif entry.mode == "inference":
+        _inference(run, result, sizes, default_dtype)
     else:
-        result.reasons["peak"] = "the peak of an inference pass is not modelled yet"
+        result.reasons["peak"] = "the peak of a serving pass is not modelled yet"
     saved = result.values.get("activations")
     result.peak_lower_bound = _lower_bound(result.values, saved if saved is not None else retained, training)
     return result
@@ -195,6 +201,26 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     result.values["activations"] = total
     result.reasons.pop("activations")
     _per_module(result, "activations", by_module)
+
+
+def _inference(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> None:
+    """Inference: `activations` is the largest live set of the forward's tensors (memory_live),
+    `peak` the parameters and it, in phase `forward`; or why not."""
+    try:
+        live = inference_activations(run, sizes, default_dtype)
+    except LiveUnknown as error:
+        result.reasons["activations"] = f"not computed: {error}"
+        result.reasons["peak"] = "not computed: the activations are not known (totals.memory.unknown.activations)"
+        return
+    result.values["activations"] = live
+    result.reasons.pop("activations", None)
+    parameters = result.values.get("parameters")
+    if parameters is None:
+        result.reasons["peak"] = "not computed: the parameters are not known (totals.memory.unknown.parameters)"
+        return
+    if parameters + live > _MAX:
+        raise OverflowError("the peak exceeds 2**63-1 bytes")
+    result.values["peak"], result.peak_phase = parameters + live, "forward"
 
 
 def _peak(run, result: MemoryTotals, settings, gradient_paths, sqrt_groups, sizes, default_dtype) -> None:

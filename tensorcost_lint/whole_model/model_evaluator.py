@@ -65,6 +65,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
+                run.live.observe(self, node, fact)  # what the op reads (memory_live)
                 if frames:
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it

@@ -24,6 +24,7 @@ from .objects import Called, FunctionRef, Instance, SiteEntry
 from .known_floats import FloatValues
 from .loop_indices import LoopIndices
 from .memory_activations import SavedOps
+from .memory_live import LiveNames
 from .memory_parameters import ParameterLedger
 from .saved_tensors import site_memory
 from .shape_loss import ShapeLoss, lost_shape
@@ -94,6 +95,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.shape_loss = ShapeLoss()  # where each shapeless tensor lost its shape
         self.parameters = ParameterLedger()  # what each torch module built holds (memory_parameters)
         self.saved_ops = SavedOps()  # what every other op saves for backward (memory_activations)
+        self.live = LiveNames(self)  # what each running function's names hold (memory_live)
         self.loop_indices = LoopIndices()  # the passes of loops over lists built with an index
         self.returned = None  # the entry's return value, once it has run
 

@@ -189,6 +189,7 @@ class ModuleCalls:
                 out = fact.with_shape(fact.shape)
                 if self.needs_grad(fact) or self.has_parameters(module):
                     self.mark(out, [fact])
+                self.live.applied(module, fact, out)  # its storage and temporaries (memory_live)
                 return out
             return None
         finally:

@@ -119,3 +119,20 @@ def step_peak(model, inputs, optimizer, loss_of) -> dict:
     peak = {str(k): v for k, v in tracker.get_tracker_snapshot("peak")[torch.device("cpu")].items()}
     assert peak["Total"] == tracker.best
     return {"peak": peak["Total"] - peak.get("_MemRefType.BUFFER", 0), "phase": tracker.phase}
+
+
+def inference_peak(model, inputs, **keywords) -> dict:
+    """{"peak": MemTracker's peak for one forward of `model` under `torch.no_grad()` (eval mode), the
+    inputs tracked too (`track_external`: the caller holds them through the forward) and its buffers
+    left out (tensorcost does not count them), "activations": that peak less the parameters}."""
+    import torch
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    model.eval()
+    tracker = MemTracker()
+    tracker.track_external(model, *[t for t in (*inputs, *keywords.values()) if isinstance(t, torch.Tensor)])
+    with torch.no_grad(), tracker:
+        model(*inputs, **keywords)
+    peak = {str(k): v for k, v in tracker.get_tracker_snapshot("peak")[torch.device("cpu")].items()}
+    total = peak["Total"] - peak.get("_MemRefType.BUFFER", 0)
+    return {"peak": total, "activations": total - peak["_MemRefType.PARAM"]}
