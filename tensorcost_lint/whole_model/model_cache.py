@@ -102,6 +102,9 @@ def _encode(outcome: ModelOutcome) -> dict:
                        "findings": s.findings} for s in outcome.sites]}
 
 
+_PHASES = ("forward", "backward", "optimizer")  # totals.memory.peak_phase (Contract 9)
+
+
 def _int(value, low: int = 0) -> bool:
     return type(value) is int and low <= value <= 2**63 - 1
 
@@ -121,7 +124,8 @@ def _decode(data) -> ModelOutcome:
                                     and all(_int(v, 1) for v in definition)))
     totals = data["totals"]
     _require(isinstance(totals, dict) and all(
-        v is None or (_int(v) if k != "lower_bound_seconds" else isinstance(v, str) and len(v) < 100)
+        v is None or (v in _PHASES if k == "memory_peak_phase"
+                      else isinstance(v, str) and len(v) < 100 if k == "lower_bound_seconds" else _int(v))
         for k, v in totals.items()))
     _require(isinstance(data["budgets"], dict)
              and all(v is None or type(v) in (int, str) for v in data["budgets"].values()))
