@@ -143,12 +143,13 @@ class CodeCalls:
                 self.forward_build = forward_build
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
                 self.incomplete_objects.add(id(self_fact))
-            plain = plain_class(self, source, cls)
-            for name, value in list(self_fact.attributes.items()):
-                # a module built: its lists are the module lists their appends made; a plain
-                # object's list (a cache's `self.states = []`) is a list the forward may append to
-                if type(value) is python_values.GrowingList and not plain:
-                    self_fact.attributes[name] = value.as_module_list()
+            grown = [name for name, value in self_fact.attributes.items() if type(value) is python_values.GrowingList]
+            # a module built: its lists are the module lists their appends made; a plain object's
+            # list (a cache's `self.states = []`) is a list the forward may append to (the class
+            # chain is read only for an object holding such a list)
+            if grown and not plain_class(self, source, cls):
+                for name in grown:
+                    self_fact.attributes[name] = self_fact.attributes[name].as_module_list()
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node, unknown_with_grad=frozenset()):

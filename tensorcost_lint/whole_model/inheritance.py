@@ -26,7 +26,17 @@ def last_method(cls: cst.ClassDef, name: str):
 
 
 def _chain(run, source, name: str) -> list:
-    """(file, ast.ClassDef) of the class `name` means in `source` and its bases, in lookup order."""
+    """(file, ast.ClassDef) of the class `name` means in `source` and its bases, in lookup order.
+    Read once per run for each (file, name): the tree's source does not change while it runs, and
+    property, method and decorator lookups ask for the same chains thousands of times."""
+    key = (id(source), name)
+    cached = run.class_chains.get(key)
+    if cached is None:
+        cached = run.class_chains[key] = (source, _walk_chain(run, source, name))  # source kept: ids stay unique
+    return list(cached[1])
+
+
+def _walk_chain(run, source, name: str) -> list:
     chain, pending, seen = [], [(source, name)], set()
     while pending:
         home, class_name = pending.pop(0)

@@ -65,6 +65,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.active: list = []
         self.active_keys: list = []  # the memo key of each active call (code_calls: a recursion that repeats itself)
         self.instances: dict = {}  # id(SelfFact) -> Instance
+        self.class_chains: dict = {}  # (id(file), class name) -> its base chain (inheritance._chain)
         self.config_copies: dict = {}  # id(SelfFact) -> a `copy.deepcopy(config)` (config_copies)
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
