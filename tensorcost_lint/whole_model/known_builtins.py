@@ -15,7 +15,7 @@ import libcst as cst
 from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, backward_gaps, call_binding, config_copies, grown_lists, known_floats, known_math, mapping_keys, python_values
+from . import attribute_presence, backward_gaps, call_binding, config_copies, known_floats, known_math, mapping_keys, python_values
 from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
@@ -36,10 +36,6 @@ def builtin(interp, node: cst.Call, args, name: str | None = None):
         return _STDLIB[name](interp, args)
     if name in backward_gaps.OPS:
         backward_gaps.note(interp, node, args, name)  # shape from the transfer tables, backward not costed
-    if name in grown_lists.JOINS:
-        joined = grown_lists.join(interp, node, args, name)  # `torch.stack(outs)` of a list grown by append
-        if joined is not UNHANDLED:
-            return joined
     func = node.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "dict" \
             and func.attr.value == "fromkeys" and not _shadowed(interp, "dict"):

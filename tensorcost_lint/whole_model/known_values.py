@@ -78,6 +78,17 @@ def zero_float(node: cst.Float):
 
 # -- sequences, containers and objects ---------------------------------------------------------------------
 
+def appended_items(value) -> tuple | None:
+    """The items a list built by appends holds, in order (`outs.append(y)` in straight-line code or
+    a loop run index by index, then `torch.stack(outs)`), when every run's count is a known number;
+    None otherwise: appends under a loop read once for many iterations count symbolically, and a
+    join of them is unknown, never one item's shape."""
+    if value.unknown or any(type(count) is not Const for _, count in value.runs) \
+            or sum(count.value for _, count in value.runs) > MAX_ITEMS:
+        return None
+    return tuple(item for item, count in value.runs for _ in range(count.value))
+
+
 def items_of(value):
     """The items iterating `value` yields, when known exactly: a tuple, a list, a dict's keys, a
     list of listed modules, what an iterator has left; None otherwise."""

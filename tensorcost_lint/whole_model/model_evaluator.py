@@ -159,7 +159,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
 
     def listed_items(self, fact):
         if type(fact) is python_values.GrowingList:
-            return python_values.appended_items(fact)
+            return known_values.appended_items(fact)  # what `torch.cat(outs)` reads
         return super().listed_items(fact)
 
     def _eval_FormattedString(self, node):

@@ -138,15 +138,6 @@ def append(interp, receiver, args):
     return None
 
 
-def appended_items(value: GrowingList):
-    """The items a list built by appends holds, in order, when every run's count is a known number
-    (a loop run index by index appends one item per pass); None otherwise."""
-    if value.unknown or any(type(count) is not Const for _, count in value.runs) \
-            or sum(count.value for _, count in value.runs) > MAX_UNROLLED:
-        return None
-    return tuple(item for item, count in value.runs for _ in range(count.value))
-
-
 def list_value(value):
     """A list of modules as a ModuleList (repeated or listed), whatever built it."""
     if type(value) is GrowingList:
