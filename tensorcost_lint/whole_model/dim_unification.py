@@ -28,10 +28,7 @@ class Unified:
     what: str  # the side it met: "contracted dim in_features"
     path: str
     line: int
-    expression: str
-
-    def text(self) -> str:
-        return f"{self.name} = {self.size}, from {self.what} at {self.path}:{self.line} ({self.expression})"
+    expression: str  # the site's code, whitespace folded (the text report shortens it to its callee)
 
 
 def unify(run, ctx, node, undecided) -> bool:
@@ -50,15 +47,9 @@ def unify(run, ctx, node, undecided) -> bool:
                 continue
             line = ctx.position(node)[0]
             run.unified.append(Unified(free.name, size, f"{what} {render_dim(known)}", ctx.settings.path, line,
-                                       _short(ctx.code(node))))
+                                       " ".join(ctx.code(node).split())))
             run.tree.bind_dim(free.name, size)
             run.sizes[free.name] = size
             bound = True
             break
     return bound
-
-
-def _short(code: str) -> str:
-    """The call as the text report shows it: its callee when the whole call is long."""
-    code = " ".join(code.split())
-    return code if len(code) <= 80 else code[:code.find("(") + 1] + "…)" if "(" in code[:60] else code[:77] + "…"

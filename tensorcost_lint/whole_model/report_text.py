@@ -184,6 +184,7 @@ def model_text(result, hardware_id: str) -> str:
         lines.append(f"  not followed: {what}: {reason}")
     lines.extend(memory_lines(data["totals"]["memory"]))  # last: the lines above keep their places
     lines += [f"warning: {warning}" for warning in data["warnings"]]
-    lines += [f"dim unified: {u['dim']} = {u['size']}, from {u['from']} at {u['path']}:{u['line']} ({u['expression']})"
+    lines += [f"dim unified: {u['dim']} = {u['size']}, from {u['from']} at {u['path']}:{u['line']} "
+              f"({short_expression(u['expression'])})"
               for u in data["unified_dims"]]
     return "\n".join(printable(line) for line in lines)  # names and code from the repository, escaped
