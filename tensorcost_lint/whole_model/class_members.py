@@ -17,7 +17,7 @@ from shape_annotations import Const
 
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, known_int
 from ..analysis.imports import ast_dotted_name
-from .inheritance import _chain
+from .inheritance import _chain, outside_bases
 from .library_objects import IntFact
 from .objects import FunctionRef
 from .source_tree import parse_piece
@@ -137,16 +137,12 @@ def is_instance(interp, value, type_nodes):
     names = {(str(home.path), node.name) for home, node in chain}
     if any((str(c.source.path), c.node.name.value) in names for c in classes):
         return True
-    in_chain = {node.name for _, node in chain}
-    for home, node in chain:
-        for base in node.bases:
-            if isinstance(base, ast.Name) and base.id in in_chain:
-                continue
-            dotted = _dotted(base)
-            if dotted is None or run.tree.class_ast(home, dotted.split(".")[0]) is not None:
-                return None  # a base of the tree the chain did not reach, or one not named plainly
-            if dotted.split(".")[0] in home.from_imports and home.ctx.settings.imports.resolve_text(dotted) is None:
-                return None
+    for home, base in outside_bases(chain):
+        dotted = _dotted(base)
+        if dotted is None or run.tree.class_ast(home, dotted.split(".")[0]) is not None:
+            return None  # a base of the tree the chain did not reach, or one not named plainly
+        if dotted.split(".")[0] in home.from_imports and home.ctx.settings.imports.resolve_text(dotted) is None:
+            return None
     return False
 
 

@@ -75,14 +75,17 @@ def plain_class(run, source, cls: cst.ClassDef) -> bool:
     chain = _chain(run, source, cls.name.value)
     if not chain or chain[0][1].name != cls.name.value:
         return False
+    return all(ast_dotted_name(base) == "object" for _, base in outside_bases(chain))
+
+
+def outside_bases(chain):
+    """(file, base expression) of each base of the chain's classes that is not itself in the chain:
+    where the chain leaves the tree (a library base, `object`) or stops being followed."""
     names = {node.name for _, node in chain}
     for home, node in chain:
         for base in node.bases:
-            if isinstance(base, ast.Name) and base.id in names:
-                continue
-            if ast_dotted_name(base) != "object":
-                return False
-    return True
+            if not (isinstance(base, ast.Name) and base.id in names):
+                yield home, base
 
 
 def _defines(node: ast.ClassDef, name: str) -> bool:
