@@ -127,11 +127,11 @@ def call_module(interp, node, module: ModuleFact, args: CallArgs):
         return call_sites.record_linear_module(interp, node, module, args)
     if module.kind == "conv":
         return call_sites.record_convolution(interp, node, module, args)
-    if module.kind in ("pad", "adaptive_pool"):
+    if module.kind in ("pad", "adaptive_pool", "window_pool"):
         first = interp.eval(args.get(0, "input"))
         for value in [*args.positional[1:], *args.keywords.values()]:
             interp.eval(value)
-        return module_shapes.call(module, first)
+        return module_shapes.call(module, first, interp.ctx.settings.sizes)
     first = interp.eval(args.get(0)) if args.positional else None
     for value in [*args.positional[1:], *args.keywords.values()]:
         interp.eval(value)

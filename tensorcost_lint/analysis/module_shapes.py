@@ -1,5 +1,6 @@
 """nn modules that change only the trailing (spatial) dims, without a call site: padding
-(`nn.ZeroPad2d(1)`, `nn.ReflectionPad1d((2, 3))`...) and adaptive pooling (`nn.AdaptiveAvgPool2d(3)`).
+(`nn.ZeroPad2d(1)`, `nn.ReflectionPad1d((2, 3))`...), adaptive pooling (`nn.AdaptiveAvgPool2d(3)`)
+and window pooling (`nn.MaxPool2d(3, 2, 1)`, window_pooling.py).
 
 Each is a ModuleFact of kind "pad" or "adaptive_pool" whose `options` hold what the call needs;
 the shapes are torch's (checked against torch's ModuleInfo samples in tests/conformance).
@@ -13,13 +14,14 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from .facts import ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
+from . import window_pooling
 
 _PAD = re.compile(r"(Zero|Constant|Reflection|Replication|Circular)Pad([123])d")
 _ADAPTIVE = re.compile(r"Adaptive(Avg|Max)Pool([123])d")
 
 
 def modelled(class_name: str) -> bool:
-    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name))
+    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or window_pooling.modelled(class_name)
 
 
 def _ints(node, count: int, allow_none: bool = False):
@@ -49,7 +51,7 @@ def module_fact(interp, last: str, args) -> ModuleFact | None:
     """The module fact of a padding or adaptive pooling class, or None for any other class."""
     pad, adaptive = _PAD.fullmatch(last), _ADAPTIVE.fullmatch(last)
     if pad is None and adaptive is None:
-        return None
+        return window_pooling.module_fact(interp, last, args)
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     if pad is not None:
@@ -65,8 +67,11 @@ def module_fact(interp, last: str, args) -> ModuleFact | None:
     return ModuleFact("adaptive_pool", options=(rank, sizes, with_indices))
 
 
-def call(module: ModuleFact, x):
-    """The output of calling a pad or adaptive pooling module on `x` (batched or not)."""
+def call(module: ModuleFact, x, sizes=None):
+    """The output of calling a pad or pooling module on `x` (batched or not); `sizes` (the declared
+    dims) lets a window pooling floor a size as torch does."""
+    if module.kind == window_pooling.KIND:
+        return window_pooling.pooled(module, x, sizes or {})
     if type(x) is not TensorFact:
         return None
     rank = module.options[0]

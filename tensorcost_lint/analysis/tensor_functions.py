@@ -8,7 +8,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
 from . import complex_views, dtype_rules, functional_ops, linear_solves, pointwise_ops, selection_ops, shape_ops, \
-    tensor_methods
+    tensor_methods, window_pooling
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -350,6 +350,7 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
 FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS.update(complex_views.FUNCTIONS)
 FUNCTIONS.update(linear_solves.FUNCTIONS)
+FUNCTIONS.update(window_pooling.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
 CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

@@ -46,6 +46,9 @@ _WITHOUT_PARAMETERS = frozenset({
     "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish", "HookPoint",
 })
 
+# module facts that only reshape their input (module_shapes: padding, adaptive and window pooling)
+_RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", "window_pool"})
+
 
 @dataclass(frozen=True)
 class ParameterTensor:
@@ -190,7 +193,7 @@ def _torch_parameters(run, interp, last, args, module):
         count = args.get(0, "num_parameters")
         size = (Const(1),) if count is None else _size(interp, count)
         return "nn.PReLU: its size is not known" if size is None else (ParameterTensor("weight", size, dtype),)
-    if last in _WITHOUT_PARAMETERS:
+    if last in _WITHOUT_PARAMETERS or type(module) is ModuleFact and module.kind in _RESHAPING_KINDS:
         return ()
     return f"the parameters of nn.{last} are not in tensorcost's table"
 

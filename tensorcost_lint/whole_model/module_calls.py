@@ -182,11 +182,14 @@ class ModuleCalls:
                     return None
                 self.visit(module)  # a subclass of a torch module with no forward: torch's runs
                 return self.apply_module(interp, node, contents, fact)
-            if type(module) is ModuleFact and module.kind == "preserve":
+            if type(module) is ModuleFact:  # shape-preserving, or reshaping (padding, pooling)
                 self.visit(module)
                 if type(fact) is not TensorFact:
                     return None
-                out = fact.with_shape(fact.shape)
+                out = fact.with_shape(fact.shape) if module.kind == "preserve" \
+                    else calls.call_module(interp, node, module, carried)
+                if type(out) is not TensorFact:
+                    return out  # a max pooling's (values, indices)
                 if self.needs_grad(fact) or self.has_parameters(module):
                     self.mark(out, [fact])
                 self.live.applied(module, fact, out)  # its storage and temporaries (memory_live)

@@ -15,7 +15,7 @@ FLOORS = {
                "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
                "ast_expressions",
                "ast_front"),
-    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves"),
+    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling"),
     "sites": ("site_shapes", "call_sites", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }

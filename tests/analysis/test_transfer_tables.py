@@ -239,6 +239,14 @@ FUNCTION_ROWS.update({
        for kind in ("avg", "max") for rank in (2, 3)},
     "torch.nn.functional.adaptive_avg_pool1d": ("F.adaptive_avg_pool1d(x, 3)", "b s 3"),
     "torch.nn.functional.adaptive_max_pool1d": ("F.adaptive_max_pool1d(x, 2, True)", ("b s 2", "b s 2")),
+    # window_pooling: torch's output sizes, stride defaulting to the kernel, ceil_mode, indices
+    "torch.nn.functional.max_pool1d": ("F.max_pool1d(x, 2)", "b s 2"),  # d is 4 here
+    "torch.nn.functional.avg_pool1d": ("F.avg_pool1d(x, 3, ceil_mode=True)", "b s 2"),
+    "torch.nn.functional.max_pool2d": ("F.max_pool2d(torch.zeros(2, 3, 9, 9), 3, 2, 1)", "2 3 5 5"),
+    "torch.nn.functional.avg_pool2d": ("F.avg_pool2d(torch.zeros(2, 3, 9, 9), 2, ceil_mode=True)", "2 3 5 5"),
+    "torch.nn.functional.max_pool3d": ("F.max_pool3d(torch.zeros(1, 2, 4, 6, 8), 2, return_indices=True)",
+                                       ("1 2 2 3 4", "1 2 2 3 4")),
+    "torch.nn.functional.avg_pool3d": ("F.avg_pool3d(torch.zeros(1, 2, 4, 6, 8), (2, 3, 4))", "1 2 2 2 2"),
     "torch.atleast_1d": ("torch.atleast_1d(x[0, 0, 0])", "1"), "torch.atleast_2d": ("torch.atleast_2d(x[0, 0])", "1 d"),
     "torch.atleast_3d": ("torch.atleast_3d(x[0])", "s d 1"),
     "torch.outer": ("torch.outer(x[0, 0], x[0, :, 0])", "d s"), "torch.ger": ("torch.ger(x[0, 0], x[0, 0])", "d d"),
