@@ -14,7 +14,7 @@ from .interpreter import UNHANDLED, Interpreter
 from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
-from . import call_sites, convolutions, module_shapes, tensor_functions, tensor_methods
+from . import call_sites, convolutions, module_shapes, multihead_attention, tensor_functions, tensor_methods
 
 
 # Module classes that leave the shape of their input unchanged, matched by class name so user
@@ -50,6 +50,8 @@ def module_constructor(interp, name: str, args: CallArgs):
         in_dim = None if lazy else interp.dim_of(in_node) or Unknown("in_features")
         out_dim = interp.dim_of(out_node) or Unknown("out_features")
         return ModuleFact("linear", in_dim, out_dim, dtype, spec)
+    if name.startswith("torch.nn.") and last == "MultiheadAttention":
+        return multihead_attention.module_fact(interp, args)
     if name.startswith("torch.nn."):
         reshaping = module_shapes.module_fact(interp, last, args)  # padding, adaptive pooling
         if reshaping is not None:
@@ -127,6 +129,8 @@ def call_module(interp, node, module: ModuleFact, args: CallArgs):
         return call_sites.record_linear_module(interp, node, module, args)
     if module.kind == "conv":
         return call_sites.record_convolution(interp, node, module, args)
+    if module.kind == multihead_attention.KIND:
+        return multihead_attention.call(interp, node, module, args)
     if module.kind in ("pad", "adaptive_pool", "window_pool"):
         first = interp.eval(args.get(0, "input"))
         for value in [*args.positional[1:], *args.keywords.values()]:

@@ -7,6 +7,8 @@ comprehension or a lambda is found (unresolved) rather than missed.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import libcst as cst
 
 from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
@@ -85,6 +87,21 @@ class Evaluator:
         """Bind unsized dims a site's shapes could not prove equal to a sized one (whole-model runs:
         dim_unification); per-file linting keeps the dims the user declared."""
         return False
+
+    def module_parameter(self, module, name: str, shape: tuple, dtype):
+        """The tensor a torch module's call reads as its parameter `name` (`shape` may be a slice
+        of it: one projection of a packed weight); a whole-model run's is the module's parameter,
+        needing a gradient in training."""
+        return TensorFact(shape, dtype, framework="torch")
+
+    def derived(self, fact, sources) -> None:
+        """`fact` was computed from `sources` inside a library call the analysis models (a whole-model
+        run marks it needing a gradient when one of them does)."""
+
+    @contextmanager
+    def module_scope(self, module):
+        """Sites recorded inside belong to `module` (a whole-model run's module path)."""
+        yield
 
     def listed_items(self, fact):
         """The items of a list or tuple value, when each is known (what `torch.cat(xs)` reads); the

@@ -31,6 +31,9 @@ class Interpreter(Protocol):
     def attribute_of(self, receiver, name: str):
         """The fact of `receiver.name`."""
 
+    def module_parameter(self, module, name: str, shape: tuple, dtype):
+        """The parameter `name` of a torch module as its call reads it (a TensorFact of `shape`)."""
+
     def call_code(self, node, args, name):
         """A call of code the analysis reads interprocedurally (a whole-model run: user modules,
         functions of the tree); UNHANDLED leaves it to the transfer tables. `name`: the callee as

@@ -37,7 +37,7 @@ class GradientFlow:
         self.enabled = enabled
         self.parents: dict = {}  # id(fact) -> (fact, list of facts it was computed from)
         self.outputs: list = []  # (entry, output fact): a site's or an op's result
-        self.pending: dict = {}  # id(site node) -> entry whose output is the node's value
+        self.pending: dict = {}  # id(site node) -> entries whose output is the node's value
 
     # -- recording ---------------------------------------------------------------------------------
     def derive(self, fact, sources) -> None:
@@ -58,13 +58,14 @@ class GradientFlow:
             known[1].extend(extra)
 
     def expect(self, node, entry) -> None:
+        """`entry` is a site of `node`: one call may run several (nn.MultiheadAttention's
+        projections and attention), each alive exactly when the call's value is reached."""
         if self.enabled and node is not None:
-            self.pending[id(node)] = entry
+            self.pending.setdefault(id(node), []).append(entry)
 
     def settle(self, node, fact) -> None:
-        """The value of a site's node, once evaluated: the site's output."""
-        entry = self.pending.pop(id(node), None)
-        if entry is not None:
+        """The value of a site's node, once evaluated: the output of each site it ran."""
+        for entry in self.pending.pop(id(node), ()):
             self.outputs.append((entry, fact))
 
     def output(self, entry, fact) -> None:

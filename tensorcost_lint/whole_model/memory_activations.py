@@ -86,6 +86,11 @@ class OpSaved:
     owner: str | None = None  # the path of the torch module it is the op of (nn.Embedding, a norm)
 
 
+def _modelled_module(callee) -> bool:
+    """A torch module whose call records several sites (analysis/multihead_attention.py)."""
+    return type(callee) is ModuleFact and callee.kind == "multihead_attention"
+
+
 @dataclass
 class SavedOps:
     """The run's hook: each op's saved storages become an OpSaved entry; ops it cannot read are
@@ -135,6 +140,9 @@ class SavedOps:
         tracker = run.storage
         facts = tracker.seen
         self.temporary = ()
+        if isinstance(node, cst.Call) and _modelled_module(facts.get(id(node.func))):
+            # its sites' operands are not all it saves (the softmax, the dropout mask)
+            return "nn.MultiheadAttention (what its attention saves besides its contractions' operands is not in the table)"
         if _site_here(run, node):
             return ()  # a contraction or attention: saved_tensors.py's
         if isinstance(node, cst.BinaryOperation):

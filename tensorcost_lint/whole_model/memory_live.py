@@ -303,6 +303,8 @@ class LiveNames:
         """What a torch module (or one torch's name for it stands for) allocates besides its result."""
         run, tracker = self.run, self.run.storage
         kind = run.parameters.classes.get(id(module))
+        if module.kind == "multihead_attention":  # torch's path (fused or not) decides what it holds
+            return "nn.MultiheadAttention (the projections and scores it holds while it runs are not modelled)"
         if kind == "LayerNorm":
             rank = run.parameters.norm_rank.get(id(module))
             if rank is None:

@@ -20,6 +20,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 
+from ..analysis import multihead_attention
 from ..analysis.facts import ModuleFact, SelfFact, TensorFact
 from . import python_values
 from .decisions import decide
@@ -172,6 +173,9 @@ def _torch_parameters(run, interp, last, args, module):
         per_group = simplify_dim(BinOp("//", module.in_dim, options.groups))
         weight = ParameterTensor("weight", (module.out_dim, per_group, *options.kernel), dtype)
         return (weight, ParameterTensor("bias", (module.out_dim,), dtype)) if bias else (weight,)
+    if type(module) is ModuleFact and module.kind == multihead_attention.KIND:
+        held = multihead_attention.parameters(module)
+        return held if isinstance(held, str) else tuple(ParameterTensor(n, shape, dtype) for n, shape in held)
     if type(module) is Embedding:
         count = interp.dim_of(args.get(0, "num_embeddings"))
         if count is None or module.dim is None:

@@ -5,6 +5,8 @@ an expression computes. Calls of the tree's code are dispatched in call_dispatch
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import libcst as cst
 
 from shape_annotations import Const
@@ -156,6 +158,34 @@ class ModelEvaluator(CallDispatch, Evaluator):
 
     def unify_dims(self, node, undecided) -> bool:
         return dim_unification.unify(self.run, self.ctx, node, undecided)
+
+    def module_parameter(self, module, name: str, shape: tuple, dtype):
+        """The module's parameter (it needs a gradient); a slice of it (one projection of a packed
+        in_proj_weight) is a new fact computed from it, its storage the parameter's kind."""
+        run = self.run
+        held = run.parameters.tensor(run, module, name)
+        if type(held) is not TensorFact:
+            return super().module_parameter(module, name, shape, dtype)
+        if held.shape is not None and tuple(held.shape) == tuple(shape):
+            return held
+        part = TensorFact(shape, held.dtype, framework="torch")
+        run.storage.mark_parameter(part)
+        run.mark(part, [held])
+        return part
+
+    def derived(self, fact, sources) -> None:
+        if any(self.run.needs_grad(source) for source in sources):
+            self.run.mark(fact, list(sources))
+
+    @contextmanager
+    def module_scope(self, module):
+        run = self.run
+        outer = run.module
+        run.module = run.paths.get(id(module), outer)
+        try:
+            yield
+        finally:
+            run.module = outer
 
     def listed_items(self, fact):
         if type(fact) is python_values.GrowingList:

@@ -16,7 +16,7 @@ FLOORS = {
                "ast_expressions",
                "ast_front"),
     "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling"),
-    "sites": ("site_shapes", "call_sites", "calls"),
+    "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }
 
