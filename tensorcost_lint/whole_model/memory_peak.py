@@ -19,10 +19,11 @@ Throughout the step the parameters, the optimizer's states and the master weight
   operand that needs one, and what its formula allocates besides (cross entropy: nll_loss_backward's
   gradient of the log-softmax). Ops that save nothing (`+`, views, copies) pass their gradient on.
 - optimizer: all gradients (with master weights, the masters' own `.grad`s too: one like each
-  master, cast from the parameter's gradient before `step()`), and the temporaries of torch's foreach implementation of the step:
-  adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each `exp_avg_sq`, per dtype group: the
-  previous group's list is still bound while the next one's is made); adafactor's per (dtype,
-  matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum update in place (nothing).
+  master, cast from the parameter's gradient before `step()`), and the temporaries of torch's
+  foreach implementation of the step: adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each
+  `exp_avg_sq`, per dtype group: the previous group's list is still bound while the next one's is
+  made); adafactor's per (dtype, matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum
+  update in place (nothing).
 
 Not counted: buffers, allocator rounding and fragmentation, the gradients in flight between nodes
 (a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
