@@ -34,7 +34,7 @@ def _precision(interp, spec, framework: str, operands, args) -> Precision:
         if node is None:
             continue
         fact = interp.eval(node)
-        if type(fact) is DTypeFact:
+        if type(fact) is DTypeFact and fact.dtype is not None:
             return Precision(fact.dtype, f"{keyword}={ctx.code(node)}", fact.dtype, autocast)
     flags = ctx.settings.flags
     if framework != "torch" or spec.operation == "attention":

@@ -221,7 +221,8 @@ class Evaluator:
         if name == "shape":
             return None if shape is None or shape_ops.has_group(shape) else SequenceFact(tuple(DimFact(d) for d in shape))
         if name == "dtype":
-            return DTypeFact(fact.dtype) if fact.dtype else None
+            # a tensor of no stated dtype has the default one: `x.to(h.dtype)` casts back to it
+            return DTypeFact(fact.dtype or None)
         if name in ("T", "H") and shape is not None:
             return fact.with_shape(shape_ops.reverse(shape))
         if name in ("mT", "mH") and shape is not None and len(shape) >= 2:

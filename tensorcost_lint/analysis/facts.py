@@ -63,7 +63,10 @@ class SequenceFact:
 
 @dataclass(frozen=True, slots=True)
 class DTypeFact:
-    dtype: str
+    """A dtype value (`torch.bfloat16`, `x.dtype`); None: the default dtype (`x.dtype` of a tensor
+    whose dtype the code never states)."""
+
+    dtype: str | None
 
 
 @dataclass(frozen=True, slots=True)

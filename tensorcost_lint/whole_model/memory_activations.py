@@ -12,7 +12,8 @@ gradient, and then
   log-softmax: the result.
 - layer norm: the input, and the mean and reciprocal deviation of each normalised row (float32
   for float32 input, one per row); embedding: the indices; `masked_fill`: the mask; cross entropy:
-  the log-softmax (a new storage like the logits), the targets and a float32 total weight (0-dim).
+  the log-softmax (a new storage like the logits), the targets and a total weight (0-dim, like the
+  logits).
 - `+`, `-`, negation, concatenation, views, copies (`contiguous`, `.to`, `.float()`), reductions
   that keep no input (`sum`, `mean`), dropout at p=0 (torch returns its input): nothing.
 
@@ -355,7 +356,7 @@ def _cross_entropy(tracker, args, keywords):
     if layout is None or layout.sizes is None:
         return "cross entropy of logits of unknown size"
     log_softmax = tracker.copy_storage(product(layout.sizes), logits.dtype)
-    total_weight = tracker.copy_storage(1, "float32")
+    total_weight = tracker.copy_storage(1, logits.dtype)  # nll_loss: `at::empty({}, self.options())`
     return (log_softmax, *_storages(tracker, [target]), total_weight)
 
 

@@ -271,7 +271,7 @@ class LiveNames:
         """The storages an op allocates besides its result, live while it runs (each a new
         `Created`), or why they are not known: layer norm's mean and reciprocal deviation per row
         (native_layer_norm's other outputs, in the input's dtype), cross entropy's log-softmax (like
-        the logits) and nll_loss's total weight (float32, 0-dim)."""
+        the logits) and nll_loss's total weight (0-dim, like the logits)."""
         tracker = self.run.storage
         seen = tracker.seen
         callee = seen.get(id(node.func))

@@ -18,10 +18,12 @@ Throughout the step the parameters, the optimizer's states and the master weight
   tensors: the gradient flowing into it (its result's size), the gradients it makes for each
   operand that needs one, and what its formula allocates besides (cross entropy: nll_loss_backward's
   gradient of the log-softmax). Ops that save nothing (`+`, views, copies) pass their gradient on.
-- optimizer: all gradients, and the temporaries of torch's foreach implementation of the step:
-  adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each `exp_avg_sq`, per dtype group: the
-  previous group's list is still bound while the next one's is made); adafactor's per (dtype,
-  matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum update in place (nothing).
+- optimizer: all gradients (with master weights, the masters' own `.grad`s too: one like each
+  master, cast from the parameter's gradient before `step()`), and the temporaries of torch's
+  foreach implementation of the step: adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each
+  `exp_avg_sq`, per dtype group: the previous group's list is still bound while the next one's is
+  made); adafactor's per (dtype, matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum
+  update in place (nothing).
 
 Not counted: buffers, allocator rounding and fragmentation, the gradients in flight between nodes
 (a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
@@ -257,8 +259,6 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
         raise PeakUnknown("the parameters, gradients or optimizer states are not known")
     if activations is None:
         raise PeakUnknown("the activations are not known (totals.memory.unknown.activations)")
-    if master_weights is not None:
-        raise PeakUnknown("how a mixed-precision step makes the master weights' gradients is not modelled")
     if optimizer not in _IN_PLACE_STEPS | _SQRT_STEPS | {"adafactor"}:
         raise PeakUnknown(f"the temporaries of {optimizer}'s step() are not modelled")
     base = sum(persistent)
@@ -295,7 +295,12 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
         for group in sqrt_groups:  # AdafactorGroup each, in torch's order
             temporaries = max(temporaries, group.live(previous))
             previous = group.full
-    step = base + gradients + temporaries
+    # mixed precision (docs/memory.md, *Mixed precision*): before step() each master's `.grad` is its
+    # parameter's gradient cast to the master's dtype (`master.grad = param.grad.float()`), a tensor
+    # like the master, while the parameters' own gradients stay bound until zero_grad(); the copy back
+    # into the parameters is in place
+    master_gradients = values["master_weights"] if master_weights is not None else 0
+    step = base + gradients + master_gradients + temporaries
     if step > best:
         best, phase = step, "optimizer"
     return best, phase

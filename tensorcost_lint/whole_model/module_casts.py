@@ -68,7 +68,7 @@ def _target_dtype(interp, args):
     dtype = None
     for value in args.positional:
         fact = interp.eval(value)
-        if type(fact) is DTypeFact:
+        if type(fact) is DTypeFact and fact.dtype is not None:
             dtype = fact.dtype
         elif type(fact) is TensorFact:  # `.to(other)`: other's dtype and device
             if fact.dtype is None:
@@ -79,7 +79,7 @@ def _target_dtype(interp, args):
     for key, value in args.keywords.items():
         fact = interp.eval(value)
         if key == "dtype":
-            if type(fact) is not DTypeFact:
+            if type(fact) is not DTypeFact or fact.dtype is None:
                 return UNHANDLED
             dtype = fact.dtype
     return dtype

@@ -90,35 +90,89 @@ def step_peak(model, inputs, optimizer, loss_of) -> dict:
     count: a constant through the step, so the moment of the peak is the same), "phase": where it
     happens — "optimizer" inside `optimizer.step()`, "backward" while MemTracker's module tracker is
     in the backward, else "forward"} (the same step as `tracked_step`)."""
+
+    def step(tracker) -> None:
+        loss_of(model(*inputs)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    model.train(True)
+    step(None)  # warm-up: the optimizer makes its states in its first step
+    return _phased_peak(step, (model, optimizer))
+
+
+def mixed_precision_step_peak(model, inputs, loss_of) -> dict:
+    """docs/memory.md's mixed-precision protocol in plain torch: the model in bfloat16
+    (`model.to(torch.bfloat16)`), a float32 master copy of each parameter that torch's foreach AdamW
+    steps; after the backward each master's `.grad` is its parameter's gradient cast to float32
+    (`master.grad = param.grad.float()`), then `step()`, the masters copied back into the bfloat16
+    parameters, and `zero_grad()` on both. One untracked warm-up step, then the step under MemTracker:
+    `step_peak`'s {"peak", "phase"} (the casts and the copy back belong to phase "optimizer"), and
+    "categories" — the bytes of the parameters, the master weights, the optimizer's states, the
+    bfloat16 and the float32 gradients, by storage, after the backward of the tracked step."""
+    import torch
+
+    model.to(torch.bfloat16)
+    params = list(model.parameters())
+    masters = [param.detach().float().requires_grad_() for param in params]
+    optimizer = torch.optim.AdamW(masters, foreach=True)
+    seen: dict = {}
+
+    def step(tracker) -> None:
+        loss_of(model(*inputs)).backward()
+        if tracker is not None:
+            tracker.phase_of_step = "optimizer"
+        for param, master in zip(params, masters):
+            master.grad = param.grad.float()
+        seen.update(parameters=_storage_bytes(params), master_weights=_storage_bytes(masters),
+                    optimizer_states=state_bytes(optimizer), gradients=_storage_bytes(p.grad for p in params),
+                    master_gradients=_storage_bytes(m.grad for m in masters))
+        optimizer.step()
+        with torch.no_grad():
+            for param, master in zip(params, masters):
+                param.copy_(master)
+        optimizer.zero_grad()
+        model.zero_grad()
+
+    model.train(True)
+    step(None)  # warm-up: AdamW makes its states in its first step
+    measured = _phased_peak(step, (model, optimizer, *masters))
+    return {**measured, "categories": dict(seen)}
+
+
+def _storage_bytes(tensors) -> int:
+    return sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}.values())
+
+
+def _phased_peak(step, external) -> dict:
+    """MemTracker's peak (less buffers) and its phase over `step(tracker)`, the `external` modules,
+    optimizers and tensors made before it tracked (`track_external`)."""
     import torch
     from torch.distributed._tools.mem_tracker import MemTracker
 
     class PhasedTracker(MemTracker):
-        """MemTracker that notes the phase of every op that raises its peak."""
+        """MemTracker that notes the phase of every op that raises its peak; `phase_of_step`, set
+        by the step, names the phase of what runs outside the forward, backward and step()."""
 
-        best, phase = 0, None
+        best, phase, phase_of_step = 0, None, None
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             result = super().__torch_dispatch__(func, types, args, kwargs)
             current = self._curr_mem_snap.get(torch.device("cpu"))
             if current is not None and current["Total"] > self.best:
                 self.best = current["Total"]
-                self.phase = "optimizer" if self._in_opt else "backward" if self._mod_tracker.is_bw else "forward"
+                self.phase = ("optimizer" if self._in_opt else self.phase_of_step or
+                              ("backward" if self._mod_tracker.is_bw else "forward"))
             return result
 
-    model.train(True)
-    loss_of(model(*inputs)).backward()  # warm-up: the optimizer makes its states in its first step
-    optimizer.step()
-    optimizer.zero_grad()
     tracker = PhasedTracker()
-    tracker.track_external(model, optimizer)
+    tracker.track_external(*external)
     with tracker:
-        loss_of(model(*inputs)).backward()
-        optimizer.step()
-        optimizer.zero_grad()
+        step(tracker)
     peak = {str(k): v for k, v in tracker.get_tracker_snapshot("peak")[torch.device("cpu")].items()}
     assert peak["Total"] == tracker.best
-    return {"peak": peak["Total"] - peak.get("_MemRefType.BUFFER", 0), "phase": tracker.phase}
+    return {"peak": peak["Total"] - peak.get("_MemRefType.BUFFER", 0), "phase": tracker.phase,
+            "peak_categories": peak}
 
 
 def inference_peak(model, inputs, **keywords) -> dict:

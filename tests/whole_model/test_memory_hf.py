@@ -6,6 +6,7 @@ training step on the same tiny configs."""
 import json
 
 import pytest
+import yaml
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -48,9 +49,11 @@ NO_DROPOUT = {"gpt2": dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),
               "bert": dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)}
 
 
-def training_memory(tmp_path, capsys, name: str, optimizer: str | None = None):
+def training_memory(tmp_path, capsys, name: str, optimizer: str | None = None, precision: str = ""):
     """(`totals.memory` of a training run of the named model on its tiny config with dropout off,
-    the same model built by transformers: eager attention, seed 0) — what the memory tests compare."""
+    the same model built by transformers: eager attention, seed 0) — what the memory tests compare.
+    `precision`: the model's, as a YAML flow mapping (`{parameters: bfloat16, master_weights:
+    float32}`), its parameters' dtype then the configuration's `default_dtype` too."""
     path, cls, make_config = MODELS[name]
 
     def configured():
@@ -62,8 +65,12 @@ def training_memory(tmp_path, capsys, name: str, optimizer: str | None = None):
     configured().save_pretrained(tmp_path)
     entry = f"{(SOURCE / path).as_posix()}:{cls}.forward"
     chosen = f"optimizer: {optimizer}, " if optimizer is not None else ""
+    settings = ""
+    if precision:
+        chosen += f"precision: {precision}, "
+        settings = f"default_dtype: {yaml.safe_load(precision)['parameters']}\n"
     (tmp_path / "tensorcost.yaml").write_text(
-        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n"
+        f"dims: {{batch: {BATCH}, seq: {SEQ}}}\nsource_roots: ['{SOURCE.as_posix()}']\n{settings}"
         f"models:\n  train: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
         f"dims_from: config.json, mode: training, {chosen}"
         f"assume: {{'self.config._attn_implementation': eager}}}}\n")
