@@ -112,9 +112,11 @@ _RUNTIME_CHOICES = ("'self.config._attn_implementation': eager, 'self.config._ex
                     "'hasattr(torch.nn.functional, \"grouped_mm\")': true")
 
 
-def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
-    """config.json per architecture and one tensorcost.yaml with an entry per architecture and mode;
-    the only assumption is the attention implementation the reference ran."""
+def write_zoo_config(folder: Path, model_types: list[str], modes: tuple[str, ...] = MODES,
+                     optimizer: str | None = None) -> Path:
+    """config.json per architecture and one tensorcost.yaml with an entry per architecture and mode
+    (`modes`, with `optimizer:` on each entry when given); the only assumption is the attention
+    implementation the reference ran."""
     entries = []
     for model_type in model_types:
         config = tiny_config(model_type)
@@ -122,10 +124,11 @@ def write_zoo_config(folder: Path, model_types: list[str]) -> Path:
         config_folder.mkdir(parents=True, exist_ok=True)
         config.to_json_file(str(config_folder / "config.json"))
         entry = f"{model_source(model_type).as_posix()}:{model_class_name(model_type)}.forward"
-        for mode in MODES:
+        chosen = f"optimizer: {optimizer}, " if optimizer is not None else ""
+        for mode in modes:
             entries.append(
                 f"  {model_type}--{mode}: {{entry: '{entry}', inputs: {{input_ids: int64 batch seq}}, "
-                f"dims_from: {model_type}/config.json, mode: {mode}, "
+                f"dims_from: {model_type}/config.json, mode: {mode}, {chosen}"
                 f"assume: {{{_RUNTIME_CHOICES}}}}}\n")
     path = folder / "tensorcost.yaml"
     path.write_text(f"dims: {{batch: {BATCH}, seq: {SEQ}}}\ncausal_attention_flops: dense\n"

@@ -1,0 +1,128 @@
+"""Issue 23: `totals.memory` of a training step with AdamW over the zoo's CI sample (the
+architectures test_model_zoo runs, on the zoo's tiny configs, one `tensorcost model` run for all of
+them): `activations` = autograd's saved tensors over all ops (memory_runs.saved_activation_bytes),
+`parameters` and `optimizer_states` = MemTracker's categories for a steady-state step
+(memory_runs.tracked_step). Each (architecture, category) that agrees is asserted exactly; each that
+is null or differs today is a strict xfail naming the measured figures and, where known, the cause.
+`pytest -s` prints the table of both sides."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from tests.whole_model import zoo  # noqa: E402
+from tests.whole_model.memory_runs import parameter_bytes, saved_activation_bytes, state_bytes, tracked_step  # noqa: E402
+from tests.whole_model.test_model_zoo import EXACT, PARTIAL  # noqa: E402
+
+SAMPLE = (*EXACT, *PARTIAL)
+CATEGORIES = ("activations", "parameters", "optimizer_states")
+
+_DROPOUT = ("ours null: dropout with p > 0 keeps a mask that is not modelled (the zoo's tiny config keeps the "
+            "architecture's default dropout); autograd saves {}")
+_EMBEDDING = ("an nn.Embedding subclass ({}) counts no parameters, so its weight (and the tied lm_head) is missed")
+
+# (architecture, category) -> the measured difference (ours vs reference, bytes) and its cause
+DIFFERS = {
+    ("gpt2", "activations"): _DROPOUT.format(904512),
+    ("bert", "activations"): _DROPOUT.format(758544),
+    ("camembert", "activations"): _DROPOUT.format(758288),
+    ("mbart", "activations"): _DROPOUT.format(4656920),
+    ("roformer", "activations"): _DROPOUT.format(765968),
+    ("gemma3_text", "activations"): "ours 880404 vs autograd 946452 (-66048 = 16384 float32 + 512 B); cause not "
+                                    "determined",
+    ("gemma2", "activations"): "ours 778820 vs autograd 1041476 (-262656 = two float32 logits-sized tensors + 512 B; "
+                               "likely the final_logit_softcapping div/tanh/mul chain's saved tensors)",
+    ("gemma3_text", "parameters"): "ours 297472 vs MemTracker 428544 (-131072 = 512x64 float32): "
+                                   + _EMBEDDING.format("Gemma3TextScaledWordEmbedding"),
+    ("gemma3_text", "optimizer_states"): "ours 595052 vs MemTracker 857200 (-262148 = the embedding's two moments "
+                                         "and step): " + _EMBEDDING.format("Gemma3TextScaledWordEmbedding"),
+    ("gemma2", "parameters"): "ours 297216 vs MemTracker 428288 (-131072 = 512x64 float32): "
+                              + _EMBEDDING.format("Gemma2TextScaledWordEmbedding"),
+    ("gemma2", "optimizer_states"): "ours 594524 vs MemTracker 856672 (-262148 = the embedding's two moments and "
+                                    "step): " + _EMBEDDING.format("Gemma2TextScaledWordEmbedding"),
+    ("mbart", "parameters"): "ours 4497920 vs MemTracker 4662272 (-164352 = (512+130)x64 float32): "
+                             + _EMBEDDING.format("MBartScaledWordEmbedding, MBartLearnedPositionalEmbedding"),
+    ("mbart", "optimizer_states"): "ours 8996064 vs MemTracker 9056408: the embeddings' states are missed (as "
+                                   "their parameters), and ours counts states for the decoder's cross-attention "
+                                   "(encoder_attn*, 20 tensors, 33536 elements), which gets no gradient in "
+                                   "MBartForCausalLM without encoder states, so AdamW makes none",
+    ("roformer", "parameters"): "ours 419072 vs 427264 (-8192 = the frozen 128x16 float32 sinusoidal "
+                                "encoder.embed_positions.weight, requires_grad=False, an nn.Embedding subclass); "
+                                "MemTracker refuses roformer (a hook on a frozen parameter): the reference is "
+                                "parameter_bytes",
+    ("xlm", "activations"): "ours null (xlm's parameters are unknown: transformer.ffns.1.act is the same module "
+                            "object as transformer.ffns.0.act, not counted); autograd saves 840592",
+    ("xlm", "parameters"): "ours null: transformer.ffns.1.act is the same module object as transformer.ffns.0.act "
+                           "(a shared module): not counted; MemTracker 566272",
+    ("xlm", "optimizer_states"): "ours null (same shared-module refusal); MemTracker 1132692",
+    ("olmoe", "activations"): "ours null: advanced indexing in integrations/moe.py (saved indices not modelled); "
+                              "autograd saves 1214256",
+    ("qwen2_moe", "activations"): "ours null: advanced indexing in integrations/moe.py (saved indices not "
+                                  "modelled); autograd saves 886064",
+    ("sarvam_moe", "activations"): "ours null: Tensor.topk / Tensor.scatter_ not in the saved-tensor table; "
+                                   "autograd saves 850984",
+    ("kolibri1", "activations"): "ours null: Tensor.gather not in the saved-tensor table, advanced indexing in "
+                                 "integrations/moe.py; autograd saves 1087280",
+    ("llama4_text", "activations"): "ours null: Tensor.scatter_, F.sigmoid, Tensor.repeat not in the saved-tensor "
+                                    "table; autograd saves 2077456",
+    ("llama4_text", "parameters"): "ours 1344768 vs MemTracker 1346816 (-2048 = 2 layers' 4x64 float32 router): "
+                                   "Llama4Router, an nn.Linear subclass, counts no parameters",
+    ("llama4_text", "optimizer_states"): "ours 2689636 vs MemTracker 2693740 (-4104 = the routers' two moments "
+                                         "and 2 steps): Llama4Router, an nn.Linear subclass, counts no parameters",
+    ("mamba", "activations"): "ours null: F.softplus not in the saved-tensor table; autograd saves 4039936",
+    ("rwkv", "activations"): "ours null: 2 calls not followed (the CUDA-kernel branch); autograd saves 1134080",
+}
+
+
+def _loss(output):
+    return output.logits.float().sum()  # the zoo's training step (zoo.reference_flops)
+
+
+def _reference(model_type: str) -> dict:
+    """autograd's saved tensors at the end of the forward, then MemTracker's PARAM and OPT after a
+    steady-state AdamW step, for the architecture's tiny config (seed 0, the zoo's ids)."""
+    torch.manual_seed(0)
+    model = getattr(transformers, zoo.model_class_name(model_type))(zoo.tiny_config(model_type))
+    ids = torch.randint(3, 100, (zoo.BATCH, zoo.SEQ))
+    model.train()
+    activations = saved_activation_bytes(_loss(model(input_ids=ids)), model)
+    optimizer = torch.optim.AdamW(model.parameters())
+    frozen = [p for p in model.parameters() if not p.requires_grad]
+    if frozen:
+        # MemTracker registers a grad hook on every parameter and refuses a frozen one (roformer's
+        # sinusoidal positions): its PARAM and OPT are then counted directly, as it counts them
+        # (parameter storages once; the states AdamW made), after the same steady-state step
+        for _ in range(2):
+            _loss(model(input_ids=ids)).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        return {"activations": activations, "parameters": parameter_bytes(model),
+                "optimizer_states": state_bytes(optimizer)}
+    after = tracked_step(model, (ids,), optimizer, _loss)["after"]
+    assert after["_MemRefType.PARAM"] == parameter_bytes(model)
+    assert after["_MemRefType.OPT"] == state_bytes(optimizer)
+    return {"activations": activations, "parameters": after["_MemRefType.PARAM"],
+            "optimizer_states": after["_MemRefType.OPT"]}
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    """{architecture: (ours: totals.memory, reference)}, and the table printed."""
+    config = zoo.write_zoo_config(tmp_path_factory.mktemp("memzoo"), list(SAMPLE), modes=("training",),
+                                  optimizer="adamw")
+    code, records, stderr = zoo.run_tensorcost(config)
+    assert code == 0, stderr
+    measured = {m: (records[f"{m}--training"]["totals"]["memory"], _reference(m)) for m in SAMPLE}
+    print(f"\n{'architecture':<13}" + "".join(f"{c + ' ours':>24}{'reference':>12}" for c in CATEGORIES))
+    for m, (ours, reference) in measured.items():
+        print(f"{m:<13}" + "".join(f"{str(ours[c]):>24}{reference[c]:>12}" for c in CATEGORIES))
+    return measured
+
+
+@pytest.mark.parametrize(("model_type", "category"), [
+    pytest.param(m, c, marks=pytest.mark.xfail(strict=True, reason=DIFFERS[(m, c)])) if (m, c) in DIFFERS
+    else (m, c) for m in SAMPLE for c in CATEGORIES])
+def test_memory_equals_autograd_and_mem_tracker(figures, model_type, category):
+    ours, reference = figures[model_type]
+    assert ours[category] == reference[category]
