@@ -56,6 +56,7 @@ class ParameterTensor:
     name: str  # the attribute name (`weight`, `bias`)
     shape: tuple  # DimExprs
     dtype: str | None  # None: the config's default dtype
+    trainable: bool = True  # False: requires_grad=False (`nn.Embedding(..., _freeze=True)`): no .grad, no state
 
 
 @dataclass
@@ -180,7 +181,10 @@ def _torch_parameters(run, interp, last, args, module):
         count = interp.dim_of(args.get(0, "num_embeddings"))
         if count is None or module.dim is None:
             return "nn.Embedding: its size is not known"
-        return (ParameterTensor("weight", (count, module.dim), None),)
+        frozen = _switch(run, interp, args, 8, "_freeze") if args.get(8, "_freeze") is not None else False
+        if frozen is None:
+            return "nn.Embedding: whether it is frozen (_freeze) is undecided"
+        return (ParameterTensor("weight", (count, module.dim), None, trainable=not frozen),)
     if last in _NORMS:
         (size_at, size_name), (affine_at, affine_name), bias_switch = _NORMS[last]
         size = _size(interp, args.get(size_at, size_name))
@@ -250,6 +254,10 @@ def count_parameters(run, root) -> ParameterCount:
                             result.paths.append(path)
                 else:
                     children.append((name, child, copies))
+            instance = run.instance(value)
+            contents = instance.contents if instance is not None else None
+            if _is_module(contents):  # `class Scaled(nn.Embedding)`: torch's module built by super().__init__
+                children.append(("", contents, copies))  # holds the object's own `weight`, at its path
         elif type(value) in (ModuleList, Sequential):
             count = value.count
             if count is not None:

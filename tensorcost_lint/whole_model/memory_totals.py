@@ -111,7 +111,7 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         held = elements * _bytes(parameter_dtype, default_dtype)
         polys["parameters"] = polys["parameters"] + held
         module_parameters[path] = module_parameters.get(path, Polynomial.const(0)) + held
-        if not training:
+        if not training or not tensor.trainable:  # a frozen parameter gets no .grad and no optimizer state
             continue
         grads = elements * _bytes(precision.gradients or parameter_dtype, default_dtype)
         polys["gradients"] = polys["gradients"] + grads
