@@ -10,8 +10,8 @@ import libcst as cst
 from ..analysis.calls import call_module
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_values, \
-    library_layers, module_casts, module_methods, python_values, registries, torch_values
+from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_methods, \
+    known_values, library_layers, module_casts, module_methods, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
@@ -52,7 +52,7 @@ class CallDispatch:
             if type(receiver) is RegistryRef:
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
             if type(receiver) in (MappingFact, SequenceFact, StringFact):
-                known = known_values.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
+                known = known_methods.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
                 if known is not UNHANDLED:
                     return known
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \

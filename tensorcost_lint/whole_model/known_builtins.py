@@ -16,7 +16,8 @@ from ..analysis.arguments import CallArgs
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import attribute_presence, backward_gaps, call_binding, config_copies, known_floats, known_math, mapping_keys, python_values
-from .known_values import MAX_ITEMS, IteratorFact, exact_here, index_pairs, int_fact, int_of, is_plain, items_of, \
+from .container_changes import exact_here
+from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef, ModuleList
