@@ -16,7 +16,7 @@ from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import class_decorators, class_members, config_copies, decisions, dim_unification, known_builtins, expressions, known_floats, known_iteration, known_math, \
+from . import class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
     known_values, library_layers, library_values, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -193,7 +193,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             if known is UNHANDLED:
                 self.walk(node)
             return None
-        return known_builtins.distinct_items(self, known.items)
+        return known_containers.distinct_items(self, known.items)
 
     def _eval_DictComp(self, node: cst.DictComp):
         known = known_iteration.comprehension(self, node)
