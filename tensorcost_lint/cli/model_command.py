@@ -16,7 +16,7 @@ from ..whole_model.analyse import analyse_model
 from ..whole_model.build_entry import BuildError
 from ..whole_model.report import model_document
 from ..whole_model.report_text import model_text
-from ..whole_model.source_tree import SourceError
+from ..whole_model.source_error import SourceError
 from .output import write_output
 
 

@@ -18,9 +18,9 @@ from shape_annotations import Const
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, known_int
 from ..analysis.imports import ast_dotted_name
 from .inheritance import _chain, outside_bases
+from .lazy_definitions import parse_piece
 from .library_objects import IntFact
 from .objects import FunctionRef
-from .source_tree import parse_piece
 
 # decorators that make a method an attribute computed on each read (functools' cached one reads the
 # same the first time, which is the only read a run makes of one object's attribute)
