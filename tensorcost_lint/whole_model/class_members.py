@@ -93,7 +93,7 @@ def class_binds(run, instance, name: str) -> bool:
     return any(_defines(node, name) for _, node in _chain(run, instance.source, instance.class_name))
 
 
-MAX_PROTOCOL_ITEMS = 256  # items of an object read through `__len__`/`__getitem__` (python_values.MAX_UNROLLED)
+MAX_PROTOCOL_ITEMS = 256  # items of an object read through `__len__`/`__getitem__` (unrolled_loops.MAX_UNROLLED)
 
 
 def protocol_items(interp, value):

@@ -17,7 +17,7 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
-    known_values, library_layers, library_values, python_values, registries, torch_values
+    known_values, lambdas, library_layers, library_values, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .gradient_flow import cuts_gradient, flow_into, updated_in_place
@@ -139,7 +139,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return super()._eval_UnaryOperation(node)
 
     def _eval_Lambda(self, node: cst.Lambda):
-        return python_values.lambda_function(self, node)
+        return lambdas.lambda_function(self, node)
 
     def _eval_IfExp(self, node: cst.IfExp):
         return python_values.conditional(self, node)
