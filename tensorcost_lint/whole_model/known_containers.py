@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from ..analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, known_floats, mapping_keys, python_values
+from . import call_binding, known_floats, mapping_keys, output_records, python_values
 from .known_values import MAX_ITEMS, IteratorFact, int_of, items_of
-from .library_objects import IntFact, MappingFact
+from .library_objects import IntFact, MappingFact, RecordFact
 from .objects import NONE, BoolFact, ModuleList
 
 
@@ -22,9 +22,6 @@ NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
 
 def _sequence(interp, args):
     """`list(x)` / `tuple(x)`: a module list stays one; known iterables give their items."""
-    from . import library_values
-    from .library_objects import RecordFact
-
     if args.keywords or args.starred or len(args.positional) > 1:
         return UNHANDLED
     if not args.positional:
@@ -35,7 +32,7 @@ def _sequence(interp, args):
     if type(value) is python_values.GrowingList:
         return python_values.list_value(value)
     if type(value) is RecordFact:
-        return library_values.as_sequence(value)
+        return output_records.as_sequence(value)
     items = items_of(value)
     return None if items is None else SequenceFact(tuple(items))
 
