@@ -3,8 +3,8 @@ and a method that changes its receiver (known_methods.py). The changed value is 
 or `self` attribute it was read through; a change the run cannot follow exactly — an unknown key, a
 change repeated by a loop read once for many iterations — makes it unknown from there on.
 
-Apart from known_values.py because this is the one place the run writes back into its environment
-for a plain value: every write, and every forgetting, goes through `rebind` and `forget` here."""
+Apart from known_values.py, which computes values and never changes one: every in-place change to a
+known list or dict, and every forgetting of one, goes through `rebind` and `forget` here."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ returns (`maybe(self.norm)(q)`), a callee called with facts already evaluated (`
 `callable(x)` of a known value.
 
 Apart from known_builtins.py because these hand control back into the model's own code
-(python_values.call_value, the run's module calls) instead of computing a value from known ones:
-the place a builtin over known values can reach model code is this one module."""
+(python_values.call_value, the run's module calls) instead of computing a value from known ones."""
 
 from __future__ import annotations
 
