@@ -33,7 +33,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..config.project_config import ConfigResolver, Overrides
+from ..config.config_discovery import ConfigResolver, Overrides
 from ..engine import SYNTAX_ERROR_CODE, LintResult, lint_source
 from ..formats.sarif import rule_help_uri
 from .config_problems import resolve_config

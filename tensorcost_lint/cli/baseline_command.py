@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..config.project_config import ConfigResolver
+from ..config.config_discovery import ConfigResolver
 from ..runner import lint_paths
 from .check_command import add_common_arguments, check_paths, overrides_from
 from .output_files import files_in_use, write_file

@@ -12,7 +12,7 @@ import os
 from ..config.errors import ConfigError
 from ..config.flake8_settings import read_flake8_settings
 from ..config.per_file_ignores import parse_cli_entries
-from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
 from ..rule_selection import check_selectors
 from ..runner import lint_paths
 from .output import write_output

@@ -16,7 +16,7 @@ from estimator.units import format_bytes
 
 from ..config.byte_sizes import parse_byte_size
 from ..config.errors import ConfigError
-from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
 from .model_command import analyse_entries
 from .output import write_output
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..config.errors import ConfigError
-from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
 
 INSTALL_HINT = "pip install 'pygls>=2,<3' lsprotocol (tensorcost-lint's `lsp` extra)"
 

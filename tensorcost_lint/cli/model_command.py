@@ -11,12 +11,12 @@ from ..config.build_expressions import parse_build
 from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
     parse_method_entry, read_config_json
 from ..config.memory_settings import OPTIMIZERS, MemorySettings, Precision
-from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
 from ..whole_model.analyse import analyse_model
 from ..whole_model.build_entry import BuildError
 from ..whole_model.report import model_document
 from ..whole_model.report_text import model_text
-from ..whole_model.source_tree import SourceError
+from ..whole_model.source_error import SourceError
 from .output import write_output
 
 

@@ -20,7 +20,7 @@ from ..config.errors import ConfigError
 def files_in_use(report, resolver, *, extra=()) -> list[tuple[str, str]]:
     """(path, what it is) for every file this run read: analysed sources, the config files that
     govern them, and `extra` (e.g. `--evidence` files) given as (path, what) pairs."""
-    from ..config.project_config import find_config_file
+    from ..config.config_discovery import find_config_file
 
     used = [(result.path, "an analysed source file") for result in report.results]
     config_file = getattr(getattr(resolver, "overrides", None), "config_file", None)

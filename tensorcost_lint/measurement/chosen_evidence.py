@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 
 from ..config.errors import ConfigError
-from ..config.project_config import ConfigResolver, Overrides, parse_dim_override
+from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
 from ..hardware.evidence_files import load_evidence_file, resolve_device
 
 

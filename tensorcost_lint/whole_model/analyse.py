@@ -20,7 +20,8 @@ from .memory_totals import MemoryTotals, memory_totals
 from .model_run import ModelRun, _method
 from .objects import FunctionRef
 from .retention import Retention, RetentionTooLarge, retention
-from .source_tree import SourceError, SourceTree
+from .source_error import SourceError
+from .source_tree import SourceTree
 from .totals import Totals, total
 
 

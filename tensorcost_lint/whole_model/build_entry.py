@@ -22,7 +22,7 @@ from .build_names import NameNotFound, NameSearch
 from .library_values import config_class_values
 from .model_evaluator import ModelEvaluator
 from .config_objects import bind_root_config
-from .source_tree import SourceError
+from .source_error import SourceError
 
 BUILD_NAME = "__build__"
 CONFIG_NAME = "config"  # Contract 7a: in `build`, the config built from `dims_from`

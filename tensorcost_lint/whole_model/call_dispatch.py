@@ -10,8 +10,8 @@ import libcst as cst
 from ..analysis.calls import call_module
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_values, \
-    library_layers, module_casts, module_methods, python_values, registries, torch_values
+from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_calls, \
+    known_methods, known_values, library_layers, module_casts, module_methods, python_values, registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
@@ -34,7 +34,7 @@ class CallDispatch:
             return torch_values.eager_check(self, args)
         handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
-            handled = known_builtins.partial(self, args)
+            handled = known_calls.partial(self, args)
         if handled is UNHANDLED:
             handled = python_values.call_builtin(self, node, args, name)
         if handled is not UNHANDLED:
@@ -52,7 +52,7 @@ class CallDispatch:
             if type(receiver) is RegistryRef:
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
             if type(receiver) in (MappingFact, SequenceFact, StringFact):
-                known = known_values.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
+                known = known_methods.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
                 if known is not UNHANDLED:
                     return known
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
@@ -73,7 +73,7 @@ class CallDispatch:
             # a key computed from values (`kinds[(i % 2 == 0, in_loop)](dim)`) records no site
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
         elif isinstance(func, cst.Call):
-            return known_builtins.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+            return known_calls.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
         elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
             return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):

@@ -25,7 +25,7 @@ from ..rules import RULES_BY_CODE
 from .in_check import ModelOutcome, run_model
 from .memory_facts import over_device_memory
 from .model_facts import over_budget
-from .source_tree import SourceError
+from .source_error import SourceError
 
 
 @dataclass

@@ -18,9 +18,9 @@ from shape_annotations import Const
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, known_int
 from ..analysis.imports import ast_dotted_name
 from .inheritance import _chain, outside_bases
+from .lazy_definitions import parse_piece
 from .library_objects import IntFact
 from .objects import FunctionRef
-from .source_tree import parse_piece
 
 # decorators that make a method an attribute computed on each read (functools' cached one reads the
 # same the first time, which is the only read a run makes of one object's attribute)
@@ -93,7 +93,7 @@ def class_binds(run, instance, name: str) -> bool:
     return any(_defines(node, name) for _, node in _chain(run, instance.source, instance.class_name))
 
 
-MAX_PROTOCOL_ITEMS = 256  # items of an object read through `__len__`/`__getitem__` (python_values.MAX_UNROLLED)
+MAX_PROTOCOL_ITEMS = 256  # items of an object read through `__len__`/`__getitem__` (unrolled_loops.MAX_UNROLLED)
 
 
 def protocol_items(interp, value):

@@ -12,7 +12,7 @@ from ..analysis.interpreter import UNHANDLED
 from . import call_binding, class_decorators, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .inheritance import find_method, plain_class, torch_base
-from .library_values import construct_record
+from .output_records import construct_record
 from .objects import NONE, FunctionRef, Instance, Sequential, Visit
 from .optional_values import MaybeNone
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..analysis.facts import CONFIG
 from .objects import Instance
-from .source_tree import SourceError
+from .source_error import SourceError
 
 # Where a package keeps its model-type -> config-class mapping, relative to the package root, and
 # where a model type's files live (`models/<module>/configuration_<module>.py`); the special names

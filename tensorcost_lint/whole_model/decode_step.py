@@ -23,7 +23,7 @@ from .library_objects import MappingFact, RecordFact
 from .dim_reads import recorded_like
 from .kv_cache import cache_objects
 from .objects import BoolFact
-from .source_tree import SourceError
+from .source_error import SourceError
 
 CACHE_DIM = "cache_len"  # the dim the prefill's sequence is, bound to the entry's cache_len
 

@@ -16,7 +16,8 @@ from ..analysis.facts import CONFIG, INFER_DIM, DimFact, IntFact, ModuleFact, Sc
 from ..analysis.indexing import index_tensor
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import attribute_presence, config_copies, known_values, library_values, python_values, registries
+from . import attribute_presence, config_copies, known_values, library_values, output_records, python_values, \
+    registries
 from .mapping_keys import key_of
 from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -157,7 +158,7 @@ def subscript(interp, node: cst.Subscript):
     if type(value) in (ModuleList, Sequential):
         return _module_item(interp, value, part)
     if isinstance(part, cst.Slice) and type(value) is RecordFact:
-        present = library_values.present_values(value)  # `sequence_output, pooled_output = outputs[:2]`
+        present = output_records.present_values(value)  # `sequence_output, pooled_output = outputs[:2]`
         bounds = _slice_bounds(part)
         if present is None or bounds is None:
             interp.walk(part)
@@ -169,7 +170,7 @@ def subscript(interp, node: cst.Subscript):
     index_node = part.value
     if type(value) is RecordFact:
         literal = int_value(index_node)
-        return library_values.record_item(value, literal if literal is not None else interp.eval(index_node))
+        return output_records.record_item(value, literal if literal is not None else interp.eval(index_node))
     if type(value) is MappingFact:
         key = key_of(run, interp.eval(index_node))
         return None if key is None else value.get(key)
@@ -326,7 +327,7 @@ def builtin_call(interp, node: cst.Call, args):
     if name == "tuple" and len(args.positional) == 1:
         fact = interp.eval(args.positional[0])
         if type(fact) is RecordFact:
-            return library_values.as_sequence(fact)
+            return output_records.as_sequence(fact)
         return fact if type(fact) is SequenceFact else None
     return UNHANDLED
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis.facts import SequenceFact, TensorFact
 from ..analysis.function_flow import FunctionFlow
-from . import class_decorators, expressions, known_values, python_values
+from . import class_decorators, container_changes, expressions, python_values
 from .gradient_flow import flow_into, stored_into
 from .model_evaluator import GRAD_TAINT
 from .objects import ClassRef, ModuleList
@@ -57,7 +57,7 @@ class FlowAssignments(FunctionFlow):
         flow_into(frames, tainted)  # an enclosing expression (a callee's caller) as before
 
     def assign(self, target, fact, value_node) -> None:
-        if isinstance(target, cst.Subscript) and known_values.store_item(self.evaluator, target, fact):
+        if isinstance(target, cst.Subscript) and container_changes.store_item(self.evaluator, target, fact):
             return  # `kwargs['k'] = v` on a known dict
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             receiver = self.env.get(target.value.value)

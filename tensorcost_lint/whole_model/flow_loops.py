@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
 from ..analysis.facts import ScalarFact, SequenceFact
-from . import class_members, expressions, known_iteration, known_values, python_values
+from . import class_members, expressions, known_iteration, known_values, python_values, unrolled_loops
 from .flow_merges import merge_sides
 from .objects import ModuleList, Repeat, known_count
 
@@ -26,14 +26,14 @@ class FlowLoops:
                 iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
             index = None  # the int a repeated module list was built with (loop_indices)
-            if python_values.unrollable(iterated):
+            if unrolled_loops.unrollable(iterated):
                 items = iterated.items if enumerated is None else known_values.index_pairs(iterated.items)
-                python_values.unrolled_loop(self, node, items)
+                unrolled_loops.unrolled_loop(self, node, items)
                 return
             known = known_iteration.loop_items(iterated, node, enumerated is not None, self.env,
                                                building=self.run_.building > 0)
             if known is not None:  # a known tuple, list or dict: each item in turn
-                python_values.unrolled_loop(self, node, known)
+                unrolled_loops.unrolled_loop(self, node, known)
                 return
             if type(iterated) is ModuleList:
                 if iterated.count is not None:
@@ -45,14 +45,14 @@ class FlowLoops:
                 count = self.evaluator.dim_of(node.iter.args[0].value)
                 element = ScalarFact()  # an int: `w[i]` drops a dim
             elif known_iteration.range_of(self.evaluator, node.iter) is not None:  # `range(1, n)`: each index
-                python_values.unrolled_loop(self, node, known_iteration.range_of(self.evaluator, node.iter))
+                unrolled_loops.unrolled_loop(self, node, known_iteration.range_of(self.evaluator, node.iter))
                 return
             if count is not None and (enumerated is not None or type(element) is ScalarFact):
                 # the body reads the index: each index in turn (a ModuleList under enumerate, or range)
                 indexed = known_iteration.indexed_items(node, element if enumerated is not None else None, count,
                                                         self.ctx.settings.sizes)
                 if indexed is not None:
-                    python_values.unrolled_loop(self, node, indexed, index if enumerated is not None else None)
+                    unrolled_loops.unrolled_loop(self, node, indexed, index if enumerated is not None else None)
                     return
             if enumerated is not None:
                 element = SequenceFact((None, element)) if element is not None else None
@@ -117,9 +117,9 @@ class FlowLoops:
         trips = known_count(count, sizes)
         first.count = Const(1)
         self.run_.add(first)
-        if trips is None or trips > python_values.MAX_UNROLLED:
+        if trips is None or trips > unrolled_loops.MAX_UNROLLED:
             reason = (f"`{changed}` changes shape from pass to pass and the trip count is not a known number of "
-                      f"at most {python_values.MAX_UNROLLED}: the passes after the first cost differently")
+                      f"at most {unrolled_loops.MAX_UNROLLED}: the passes after the first cost differently")
             self.run_.add(Repeat(None, first.entries, reason))
             return body_env
         for done in range(1, trips):

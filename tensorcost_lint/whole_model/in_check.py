@@ -21,7 +21,8 @@ from ..site_costs import cost_site
 from .analyse import analyse_model
 from .memory_facts import memory_totals_of
 from .report import model_json
-from .source_tree import MAX_SOURCE_BYTES, SourceError
+from .source_error import SourceError
+from .source_tree import MAX_SOURCE_BYTES
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.

@@ -11,7 +11,7 @@ import libcst as cst
 from ..analysis import tensor_functions
 from ..analysis.facts import SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import class_members, known_values, python_values
+from . import class_members, known_values, python_values, unrolled_loops
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_plain, is_range_call, items_of
 from .library_objects import MappingFact
 from .mapping_keys import key_of
@@ -124,7 +124,7 @@ def loop_items(iterated, node: cst.For, enumerated: bool, env, building: bool = 
             (not building and is_range_call(node.iter, env)):
         return None
     items = items_of(iterated)
-    if items is None or len(items) > python_values.MAX_UNROLLED:
+    if items is None or len(items) > unrolled_loops.MAX_UNROLLED:
         return None
     if type(iterated) is IteratorFact:
         iterated.position = len(iterated.items)  # the loop exhausts it
@@ -153,7 +153,7 @@ def indexed_items(node: cst.For, element, count, sizes):
     if not _reads_name(node.body, index):
         return None
     trips = known_count(count, sizes)
-    if trips is None or not 0 < trips <= python_values.MAX_UNROLLED:
+    if trips is None or not 0 < trips <= unrolled_loops.MAX_UNROLLED:
         return None
     if element is None:
         return tuple(int_fact(i) for i in range(trips))
@@ -173,7 +173,7 @@ def range_of(interp, node):
     if None in values or (len(values) == 3 and values[2] == 0):
         return None
     indices = range(*values)
-    return None if len(indices) > python_values.MAX_UNROLLED else tuple(known_values.int_fact(i) for i in indices)
+    return None if len(indices) > unrolled_loops.MAX_UNROLLED else tuple(known_values.int_fact(i) for i in indices)
 
 
 def _reads_name(body, name: str) -> bool:

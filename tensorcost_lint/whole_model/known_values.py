@@ -1,9 +1,9 @@
 """Plain Python values a whole-model run knows exactly — ints, strings, booleans, None, tuples,
 lists and dicts of them — and what code does with them before any tensor exists: tuples repeated,
-indexed by known ints and compared, dict methods (`kwargs.get('dim_head', 64)`), string tests and
-slices (`key.startswith(prefix)`, `key[len(prefix):]`), `{**d, k: v}`, f-strings of known parts,
-`%` and `|` on known values. The builtins over them are in known_builtins.py, loops and
-comprehensions over them in known_iteration.py.
+indexed by known ints and compared, string slices (`key[len(prefix):]`), `{**d, k: v}`, f-strings
+of known parts, `%` and `|` on known values. The builtins over them are in known_builtins.py, loops and
+comprehensions over them in known_iteration.py, their methods in known_methods.py, and changes to
+known lists and dicts in place in container_changes.py.
 
 Configuration code builds its layers this way (x-transformers' `default_block * depth`, its
 `groupby_prefix_and_trim` kwarg splitting, `default(...)` helpers). Each function here either
@@ -18,14 +18,14 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ..analysis.facts import DimFact, SelfFact, SequenceFact, StringFact, TensorFact, known_int
+from ..analysis.facts import DimFact, SequenceFact, StringFact, TensorFact, known_int
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import python_values
 from .call_binding import UNKNOWN_REST
 from .library_objects import IntFact, MappingFact
 from .mapping_keys import key_fact, key_of
-from .objects import NONE, BoolFact, ModuleList
+from .objects import BoolFact, ModuleList
 
 MAX_ITEMS = 4096  # a known sequence longer than this is not materialised (bounded work)
 
@@ -199,168 +199,9 @@ def subscript(interp, node: cst.Subscript):
     return UNHANDLED
 
 
-# -- methods of known values ----------------------------------------------------------------------------
-
-def method_call(interp, func: cst.Attribute, receiver, args):
-    """`d.get(k, default)`, `d.items()`, `s.startswith(p)`, `seq.pop(0)`…; UNHANDLED otherwise.
-    A method that changes its receiver rebinds the name it was read from (the value is a new
-    fact); through any other expression it is unknown."""
-    name = func.attr.value
-    if type(receiver) is MappingFact:
-        return _mapping_method(interp, func, receiver, name, args)
-    if type(receiver) is StringFact and name in ("startswith", "endswith") and len(args.positional) == 1 \
-            and not args.keywords:
-        prefix = interp.eval(args.positional[0])
-        if type(prefix) is not StringFact:
-            return None
-        test = receiver.value.startswith if name == "startswith" else receiver.value.endswith
-        return BoolFact(test(prefix.value))
-    if type(receiver) is SequenceFact:
-        return _sequence_method(interp, func, receiver, name, args)
-    return UNHANDLED
-
-
-# Methods that change a list or dict in place: any not followed exactly makes the value unknown.
-_MUTATORS = frozenset({"append", "extend", "insert", "remove", "clear", "sort", "reverse", "pop", "popitem",
-                       "setdefault", "update", "__setitem__", "__delitem__"})
-
-
-def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
-    if args.keywords or args.starred:
-        return _unknown_change(interp, func, name, args)
-    if name == "copy" and not args.positional:
-        return sequence
-    if name == "index" and len(args.positional) == 1:  # `is_full.index(True)` of known plain items
-        value = interp.eval(args.positional[0])
-        if _plain(value) and all(_plain(item) for item in sequence.items):
-            values = [plain_value(item) for item in sequence.items]
-            return int_fact(values.index(plain_value(value))) if plain_value(value) in values else None
-        return None
-    if name == "pop" and len(args.positional) <= 1:
-        index = int_of(interp.run, interp.eval(args.positional[0])) if args.positional else -1
-        if index is None or not -len(sequence.items) <= index < len(sequence.items):
-            _forget(interp, func.value)
-            return None
-        items = list(sequence.items)
-        item = items.pop(index)
-        _rebind(interp, func.value, SequenceFact(tuple(items)))
-        return item
-    if name in ("append", "extend") and len(args.positional) == 1:
-        value = interp.eval(args.positional[0])
-        added = (value,) if name == "append" else items_of(value)
-        if added is None:
-            _forget(interp, func.value)
-        else:
-            _rebind(interp, func.value, SequenceFact(sequence.items + tuple(added)))
-        return NONE
-    return _unknown_change(interp, func, name, args)
-
-
-def _plain(value) -> bool:
-    """A value whose equality the facts decide: a bool, a small int, a string, None."""
-    return value is NONE or type(value) in (BoolFact, IntFact, StringFact)
-
-
-def plain_value(value):
-    """The Python value of a plain fact (`_plain`), compared as Python compares (False == 0)."""
-    return None if value is NONE else value.value
-
-
-def _unknown_change(interp, func, name: str, args):
-    """A method the run does not follow: when it may change the receiver, the receiver is unknown
-    from here on (its arguments are evaluated for their sites)."""
-    if name not in _MUTATORS:
-        return UNHANDLED
-    for value in [*args.positional, *args.keywords.values()]:
-        interp.eval(value)
-    _forget(interp, func.value)
-    return None
-
-
 def partly_unknown(mapping: MappingFact) -> bool:
     """A mapping with keys the run does not know (`**kwargs` that received an unknown `**value`)."""
     return any(key == UNKNOWN_REST for key, _ in mapping.items)
-
-
-def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
-    if args.starred or args.keywords and (name != "update" or args.positional):
-        return _unknown_change(interp, func, name, args)
-    positional = [interp.eval(value) for value in args.positional]
-    if name == "update" and len(positional) <= 1:
-        keywords = {key: interp.eval(value) for key, value in args.keywords.items()}
-        base = positional[0] if positional else MappingFact(())
-        if type(base) is not MappingFact:
-            _forget(interp, func.value)
-            return None
-        _rebind(interp, func.value, MappingFact(tuple({**dict(mapping.items), **dict(base.items), **keywords}.items())))
-        return NONE
-    if name in ("keys", "values", "items", "copy") and not positional:
-        if name == "copy":
-            return mapping
-        if partly_unknown(mapping):
-            return None
-        if name == "keys":
-            return SequenceFact(tuple(key_fact(key) for key, _ in mapping.items))
-        if name == "values":
-            return SequenceFact(tuple(value for _, value in mapping.items))
-        return SequenceFact(tuple(SequenceFact((key_fact(key), value)) for key, value in mapping.items))
-    if name in ("get", "pop") and 1 <= len(positional) <= 2:
-        key = key_of(interp.run, positional[0])
-        if key is None:
-            if name == "pop":
-                _forget(interp, func.value)
-            return None
-        default = positional[1] if len(positional) == 2 else NONE
-        present = dict(mapping.items)
-        if key not in present:
-            if partly_unknown(mapping):
-                return None  # the unknown rest may hold it
-            return default if name == "get" or len(positional) == 2 else None
-        if name == "pop":
-            _rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key)))
-        return present[key]
-    if name in _MUTATORS:
-        _forget(interp, func.value)
-        return None
-    return UNHANDLED
-
-
-def exact_here(run) -> bool:
-    """Whether a change made now happens once per run of the code around it: not inside a loop the
-    run reads once for many iterations (`for block in self.h` over n blocks)."""
-    return all(count == Const(1) for count in run.loop_counts)
-
-
-def _rebind(interp, node, value) -> None:
-    """The receiver `name` now holds `value`: a list or dict changed in place, read through the
-    name it was bound to; anything else (or a change repeated uncounted) makes it unknown."""
-    if isinstance(node, cst.Name) and exact_here(interp.run):
-        interp.env[node.value] = value
-    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
-            and type(interp.env.get(node.value.value)) is SelfFact and _changed_once(interp, interp.env[node.value.value]):
-        interp.env[node.value.value].attributes[node.attr.value] = value
-    else:
-        _forget(interp, node)
-
-
-def _changed_once(interp, owner) -> bool:
-    """A change to an object's dict or list counts once: not in a loop read once for many
-    iterations, or there only in the object of one execution (a cache's per-layer state, picked by
-    the layer's index: loop_indices)."""
-    run = interp.run
-    return exact_here(run) or run.loop_indices.changed_once_each(owner, run.loop_counts)
-
-
-def _forget(interp, node) -> None:
-    """The receiver changed in a way not followed: what it held is unknown from here on."""
-    if isinstance(node, cst.Subscript):
-        node = node.value
-    if isinstance(node, cst.Name):
-        interp.env[node.value] = None
-    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        owner = interp.env.get(node.value.value)
-        if type(owner) is SelfFact:
-            owner.attributes[node.attr.value] = None
 
 
 # -- operators and displays -------------------------------------------------------------------------------
@@ -502,64 +343,3 @@ def dict_display(interp, node: cst.Dict):
         else:
             known = False
     return MappingFact(tuple(items.items())) if known else None
-
-
-def store_item(interp, target: cst.Subscript, value) -> bool:
-    """`kwargs['k'] = v`, `items[i] = v`, `groups[i][key] = v` on known dicts and lists reached from a
-    name: the name rebound to the changed value; unknown (the name forgotten) when a key or index is
-    not known. False when no known dict or list is reached (the per-file reading applies)."""
-    root = target
-    while isinstance(root, cst.Subscript):
-        root = root.value
-    if not _holds_container(interp, root):
-        return False
-    if target.value is not root and side_effect_free(target.value) and type(interp.eval(target.value)) is TensorFact:
-        return False  # `state[1][:, :, i] = h` writes into the tensor the list holds: the list keeps its items
-    changed = _stored(interp, target, value, root)
-    if changed is None:
-        for element in target.slice:
-            interp.walk(element)  # the sites in the index
-        _forget(interp, root)
-    else:
-        _rebind(interp, root, changed)
-    return True
-
-
-def _holds_container(interp, node) -> bool:
-    """A name, or an attribute of `self` (`self.rope_type[kind] = ...`), bound to a known dict or list."""
-    if isinstance(node, cst.Name):
-        return type(interp.env.get(node.value)) in (MappingFact, SequenceFact)
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        owner = interp.env.get(node.value.value)
-        return type(owner) is SelfFact and type(owner.attributes.get(node.attr.value)) in (MappingFact, SequenceFact)
-    return False
-
-
-def _stored(interp, target, value, root):
-    """The value of the container at `root` after `target = value`, or None."""
-    if target is root:
-        return value
-    elements = list(target.slice) if isinstance(target, cst.Subscript) else []
-    part = elements[0].slice if len(elements) == 1 else None
-    if not isinstance(part, cst.Index) or not side_effect_free(part.value) or not side_effect_free(target.value):
-        return None
-    container, key = interp.eval(target.value), interp.eval(part.value)
-    if type(container) is MappingFact and key_of(interp.run, key) is not None:
-        return _stored(interp, target.value,
-                       MappingFact(tuple({**dict(container.items), key_of(interp.run, key): value}.items())), root)
-    index = int_of(interp.run, key) if type(container) is SequenceFact else None
-    if index is not None and -len(container.items) <= index < len(container.items):
-        items = list(container.items)
-        items[index] = value
-        return _stored(interp, target.value, SequenceFact(tuple(items)), root)
-    return None
-
-
-def forget_deleted(interp, target) -> None:
-    """`del kwargs['k']`: the dict or list is unknown from here on."""
-    root = target
-    while isinstance(root, (cst.Subscript, cst.Attribute)):
-        root = root.value
-    if isinstance(target, cst.Subscript) and isinstance(root, cst.Name) and \
-            type(interp.env.get(root.value)) in (MappingFact, SequenceFact):
-        _forget(interp, root)

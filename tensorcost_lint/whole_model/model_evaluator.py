@@ -18,8 +18,8 @@ from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import class_decorators, class_members, config_copies, decisions, dim_unification, known_builtins, expressions, known_floats, known_iteration, known_math, \
-    known_values, library_layers, library_values, python_values, registries, torch_values
+from . import class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
+    known_values, lambdas, library_layers, library_values, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .gradient_flow import cuts_gradient, flow_into, updated_in_place
@@ -141,7 +141,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return super()._eval_UnaryOperation(node)
 
     def _eval_Lambda(self, node: cst.Lambda):
-        return python_values.lambda_function(self, node)
+        return lambdas.lambda_function(self, node)
 
     def _eval_IfExp(self, node: cst.IfExp):
         return python_values.conditional(self, node)
@@ -223,7 +223,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             if known is UNHANDLED:
                 self.walk(node)
             return None
-        return known_builtins.distinct_items(self, known.items)
+        return known_containers.distinct_items(self, known.items)
 
     def _eval_DictComp(self, node: cst.DictComp):
         known = known_iteration.comprehension(self, node)

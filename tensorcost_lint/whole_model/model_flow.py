@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.facts import SelfFact, merge_facts
-from . import choices, known_values, optional_values
+from . import choices, container_changes, optional_values
 from .flow_assignments import FlowAssignments
 from .flow_loops import FlowLoops
 from .flow_merges import merge_sides
@@ -68,7 +68,7 @@ class ModelFlow(FlowLoops, FlowAssignments):
     def small_statement(self, node, line) -> None:
         if isinstance(node, cst.Del):
             for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
-                known_values.forget_deleted(self.evaluator, getattr(element, "value", element))
+                container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
         if isinstance(node, cst.Raise):
             self.evaluator.walk(node)
             self.state.returned = self.state.raised = True

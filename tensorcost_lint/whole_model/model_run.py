@@ -83,7 +83,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
-        self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (python_values.lambda_function)
+        self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (lambdas.lambda_function)
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
         self.forward_build = False  # the constructors running were called by running code, not by a build

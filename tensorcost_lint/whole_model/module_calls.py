@@ -13,7 +13,7 @@ from ..analysis import calls
 from ..analysis.facts import ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.arguments import CallArgs
 from ..analysis.interpreter import UNHANDLED
-from . import library_layers, python_values
+from . import library_layers, python_values, unrolled_loops
 from .library_objects import MappingFact
 from .known_values import int_fact
 from .objects import Embedding, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, Visit, known_count
@@ -46,7 +46,7 @@ class ModuleCalls:
                 with self.loop_indices.covering(index, 0, trips or 0) as covered:
                     item = scope.eval(value.elt)
                 self.loop_indices.discard(index)
-                if covered is not None and covered.differed and trips <= python_values.MAX_UNROLLED:
+                if covered is not None and covered.differed and trips <= unrolled_loops.MAX_UNROLLED:
                     # the item picks from a list by its index (`config.layer_types[i]`) whose items differ:
                     # built index by index, as Python builds it, each layer its own
                     return ModuleList(tuple(interp.with_env({**interp.env, loop.target.value: int_fact(i)})

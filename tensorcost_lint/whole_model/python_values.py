@@ -1,6 +1,7 @@
 """Python-level idioms model code builds its modules with, for a whole-model run: lists grown by
 `append` in loops or built by comprehensions over `range(n)` (`zip`/`enumerate`: zipping.py),
 `functools.partial`, and conditional expressions decided like `if` (an undecided one costs each side).
+Lambdas and `map` are in lambdas.py; loops over lists of different modules in unrolled_loops.py.
 
 Everything here either knows the value exactly or says unknown (None): a list appended to under a
 loop whose trip count is not known is unknown, never a list of one."""
@@ -20,6 +21,7 @@ from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ..analysis.interpreter import UNHANDLED
 from . import autograd_functions, zipping
+from .lambdas import mapped
 from .library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from .objects import CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, \
     Sequential
@@ -197,39 +199,6 @@ def listed(interp, args):
     return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
 
 
-def mapped(interp, args):
-    """`map(lambda t: rearrange(t, ...), qkv)` over a known sequence: the body once per item."""
-    function, sequence = args.get(0), args.get(1)
-    name = _lambda_parameter(function)
-    if name is None or len(args.positional) != 2 or args.keywords or args.starred:
-        return UNHANDLED
-    items = interp.eval(sequence)
-    if type(items) is not SequenceFact:
-        interp.with_env({**interp.env, name: None}).eval(function.body)  # its sites, unresolved
-        return None
-    return SequenceFact(tuple(interp.with_env({**interp.env, name: item}).eval(function.body) for item in items.items))
-
-
-def lambda_function(interp, node: cst.Lambda):
-    """`lambda: create_causal_mask(**mask_kwargs)`: a function of the names around it, called like a
-    def (one def per lambda node, so memo and recursion keys stay those of one function)."""
-    definition = interp.run.lambdas.get(node)
-    if definition is None:
-        definition = cst.FunctionDef(cst.Name("lambda_"), node.params, cst.SimpleStatementSuite([cst.Return(node.body)]))
-        interp.run.lambdas[node] = definition
-    return FunctionRef(interp.source, definition, closure=interp.env)
-
-
-def _lambda_parameter(node):
-    if not isinstance(node, cst.Lambda):
-        return None
-    params = node.params
-    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_arg \
-            not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-        return None
-    return params.params[0].name.value
-
-
 _METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad", "layout"})
 _METADATA_METHODS = frozenset({"size", "dim", "numel", "get_device"})
 
@@ -396,28 +365,3 @@ def call_named(interp, node, args, name: str):
     return None
 
 
-# -- loops over lists of different modules ------------------------------------------------------------------
-
-MAX_UNROLLED = 256
-
-
-def unrollable(value) -> bool:
-    """A listed (not repeated) module list whose items differ: the loop runs each in turn; an empty
-    one (`self.layers[start:stop]` past its end) runs no pass."""
-    return type(value) is ModuleList and value.count is None and len(value.items) <= MAX_UNROLLED \
-        and (not value.items or not all(item is value.items[0] for item in value.items))
-
-
-def unrolled_loop(flow, node: cst.For, items, index=None) -> None:
-    """Each item in turn; `index`: the int the repeated module list was built with, which each
-    pass reads as its own position (loop_indices)."""
-    env = dict(flow.env)
-    for position, item in enumerate(items):
-        flow._with_env(env).assign(node.target, item, None)
-        with flow.run_.in_loop(Const(1)), flow.run_.loop_indices.covering(index, position, position + 1):
-            env = flow._block(node.body, env)
-    if index is not None:
-        flow.run_.loop_indices.finish(index, flow.run_)
-    if node.orelse is not None:
-        env = flow._block(node.orelse.body, env)
-    flow._set_env(env)

@@ -18,7 +18,8 @@ from tensorcost_lint.analysis.ast_front import convert_unit
 from tensorcost_lint.analysis.ast_positions import CHILD_FIELDS, SourceText, Unsupported
 from tensorcost_lint.analysis.context import FileSettings, Recorder
 from tensorcost_lint.analysis.imports import ImportTable
-from tensorcost_lint.config.project_config import ConfigResolver, Overrides, parse_config
+from tensorcost_lint.config.config_discovery import ConfigResolver, Overrides
+from tensorcost_lint.config.project_config import parse_config
 from tensorcost_lint.engine import lint_source
 from tensorcost_lint.rules import ALL_RULES
 from tensorcost_lint.source_lines import source_lines

@@ -1,7 +1,8 @@
 """Imports flow one way. No import cycle anywhere in estimator/, shape_annotations/ or
 tensorcost_lint/ — counting imports made inside functions, which hide cycles rather than break them —
 and inside the analysis every module imports only its own floor or the floors below:
-values/facts → transfer tables → sites → flow."""
+values/facts → transfer tables → sites → flow. And no module is over MAX_MODULE_LINES lines: a file
+that grows past that is asking to be split by concern (STYLE.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("estimator", "shape_annotations", "tensorcost_lint")
+MAX_MODULE_LINES = 400
 FLOORS = {
     "values": ("site_registry", "facts", "dtype_rules", "shape_ops", "literals", "problems", "imports", "call_site",
                "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
@@ -116,3 +118,26 @@ def test_analysis_modules_import_only_their_floor_or_below():
                 assert floor_of[target] <= floor_of[name], f"{name} (floor {floor_of[name]}) imports {target} (floor {floor_of[target]})"
             assert not target.startswith("tensorcost_lint.") or target.startswith("tensorcost_lint.analysis") \
                 or target == "tensorcost_lint.source_lines", f"{name} reaches up to {target}"
+
+
+def _too_long(paths) -> list[str]:
+    """`path: N lines` for each file over MAX_MODULE_LINES, lines counted as `wc -l` counts them."""
+    found = []
+    for path in paths:
+        lines = path.read_bytes().count(b"\n")
+        if lines > MAX_MODULE_LINES:
+            found.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_the_line_limit():
+    modules = _modules()
+    assert len(modules) > 100
+    assert _too_long(sorted(modules.values())) == [], f"split by concern, each at most {MAX_MODULE_LINES} lines"
+
+
+def test_the_line_limit_sees_a_long_module(tmp_path):
+    short, long = tmp_path / "short.py", tmp_path / "long.py"
+    short.write_text("x = 1\n" * MAX_MODULE_LINES)
+    long.write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert _too_long([short, long]) == [f"{long}: {MAX_MODULE_LINES + 1} lines"]

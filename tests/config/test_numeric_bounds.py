@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tensorcost_lint.adapters.config_problems import resolve_config
-from tensorcost_lint.config.project_config import ConfigResolver
+from tensorcost_lint.config.config_discovery import ConfigResolver
 from tests.adapters.conftest import run_flake8
 from tests.cli.inprocess import tensorcost_in
 

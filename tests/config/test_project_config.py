@@ -9,7 +9,7 @@ import pytest
 
 from tensorcost_lint.config.byte_sizes import parse_byte_size
 from tensorcost_lint.config.errors import ConfigError
-from tensorcost_lint.config.project_config import ConfigResolver, Overrides, find_config_file, load_config_file
+from tensorcost_lint.config.config_discovery import ConfigResolver, Overrides, find_config_file, load_config_file
 
 
 def test_nearest_config_wins_and_discovery_stops_at_the_repository_root(tmp_path: Path):

@@ -69,7 +69,7 @@ def lint_with_models(source: str, config: dict, before: str | None = None, befor
     from tensorcost_lint.baseline.document import current
     from tensorcost_lint.baseline.gate import gate
     from tensorcost_lint.baseline.model_gate import current_models
-    from tensorcost_lint.config.project_config import ConfigResolver, Overrides
+    from tensorcost_lint.config.config_discovery import ConfigResolver, Overrides
     from tensorcost_lint.runner import lint_paths
     from tensorcost_lint.whole_model.check_merge import merge, run_models
 

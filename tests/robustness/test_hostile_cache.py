@@ -206,7 +206,7 @@ MALFORMED_FIXES = {
 def test_d7_entry_with_a_malformed_fix_is_a_miss(repo: Path, name: str):
     """A fix is not printed by any format, so the outputs cannot show a bad one: the store must refuse it."""
     from tensorcost_lint.cache import ResultCache
-    from tensorcost_lint.config.project_config import ConfigResolver
+    from tensorcost_lint.config.config_discovery import ConfigResolver
 
     text, config = (repo / "model.py").read_text(), ConfigResolver().for_path("model.py")
     store = ResultCache(repo / ".tensorcost_cache")
@@ -251,7 +251,7 @@ def test_d7_a_300_mb_entry_is_not_read(repo: Path):
 def test_d7_every_fresh_entry_is_served_back(tmp_path: Path):
     """The checks must not refuse what a fresh run writes: every example's entry is a hit."""
     from tensorcost_lint.cache import ResultCache
-    from tensorcost_lint.config.project_config import ConfigResolver
+    from tensorcost_lint.config.config_discovery import ConfigResolver
     from tensorcost_lint.engine import lint_source
 
     store = ResultCache(tmp_path / "cache")

@@ -14,7 +14,7 @@ import pytest
 
 from tensorcost_lint.config.errors import ConfigError
 from tensorcost_lint.config.plan_files import load_plan
-from tensorcost_lint.config.project_config import load_config_file
+from tensorcost_lint.config.config_discovery import load_config_file
 from tensorcost_lint.hardware.evidence_files import load_evidence_file
 
 from tests.run_cli import run_tensorcost

@@ -8,7 +8,7 @@ import pytest
 from shape_annotations import render_dim
 
 from tensorcost_lint.cli.main import main
-from tensorcost_lint.config.project_config import load_config_file
+from tensorcost_lint.config.config_discovery import load_config_file
 
 
 def test_entry_fields_are_read(tmp_path):

@@ -1,4 +1,4 @@
-"""The runs of one process share parsed definitions (source_tree.parse_piece): a second run of the
+"""The runs of one process share parsed definitions (lazy_definitions.parse_piece): a second run of the
 same entry gives the same report, equal methods of two classes keep their own positions, and an
 edited file is read again."""
 
