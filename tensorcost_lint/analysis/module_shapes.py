@@ -20,6 +20,14 @@ _PAD = re.compile(r"(Zero|Constant|Reflection|Replication|Circular)Pad([123])d")
 _ADAPTIVE = re.compile(r"Adaptive(Avg|Max)Pool([123])d")
 
 
+def modelled_classes() -> list[str]:
+    """Every class name `modelled` accepts (the docs' list)."""
+    pads = [f"{kind}Pad{rank}d" for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular")
+            for rank in (1, 2, 3)]
+    pools = [f"{prefix}{kind}Pool{rank}d" for prefix in ("Adaptive", "") for kind in ("Avg", "Max") for rank in (1, 2, 3)]
+    return [name for name in pads + pools if modelled(name)]
+
+
 def modelled(class_name: str) -> bool:
     return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or window_pooling.modelled(class_name)
 

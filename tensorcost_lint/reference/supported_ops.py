@@ -4,7 +4,7 @@ table), and what is not covered."""
 
 from __future__ import annotations
 
-from ..analysis import calls, site_registry, tensor_functions, tensor_methods
+from ..analysis import calls, module_shapes, site_registry, tensor_functions, tensor_methods
 from ..whole_model import known_builtins, library_layers, python_values, storage
 
 
@@ -40,6 +40,14 @@ def shape_functions() -> list[str]:
 def shape_preserving_modules() -> list[str]:
     """calls.SHAPE_PRESERVING_MODULES: module classes, matched by class name, that keep their input's shape."""
     return [_names(calls.SHAPE_PRESERVING_MODULES)]
+
+
+def reshaping_modules() -> list[str]:
+    """module_shapes: padding and pooling modules, which change the trailing dims and cost no FLOPs;
+    and nn.MultiheadAttention (analysis/multihead_attention.py), whose call runs several sites."""
+    return [_names(f"nn.{name}" for name in module_shapes.modelled_classes()),
+            "", "`nn.MultiheadAttention`: its input projections, its attention (two `bmm` with `need_weights`, "
+            "one fused attention without) and its output projection, each a site at the call."]
 
 
 def module_containers() -> list[str]:
@@ -105,6 +113,8 @@ SECTIONS = (
     ("Shape-preserving modules", "Matched by class name, so a re-implementation (nanoGPT's own "
      "`LayerNorm`) counts too. `nn.Linear`, `nn.LazyLinear` and `nn.Conv1d/2d/3d` are call sites "
      "(above); `nn.Embedding` is read by the whole-model run.", shape_preserving_modules),
+    ("Modules that reshape, and modules of several sites", "Padding and pooling keep the batch and "
+     "channels and give torch's spatial sizes (no FLOPs, as FlopCounterMode counts them).", reshaping_modules),
     ("Module containers (whole models)", "Built in `__init__` and iterated or indexed in `forward`.",
      module_containers),
     ("Modules that hold parameters (training)", "Their output needs a gradient even when their "
