@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 from ..config.errors import ConfigError
@@ -54,7 +56,12 @@ def _assume_value(text: str):
     try:
         return int(text)
     except ValueError:
+        pass
+    try:
+        number = float(text)  # a probability or scale (`config.dropout=0.1`)
+    except ValueError:
         return text.strip()
+    return number if math.isfinite(number) else text.strip()
 
 
 def _command_line_entry(args) -> ModelEntry:

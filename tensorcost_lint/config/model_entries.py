@@ -6,6 +6,8 @@ Each entry is validated here, once, into a frozen ModelEntry; the interpretation
 
 from __future__ import annotations
 
+import math
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +47,7 @@ class ModelEntry:
     inputs: tuple = ()  # ModelInput
     dims: dict = field(default_factory=dict)  # from dims_from: integer fields of a config.json
     mode: str = "inference"
-    assume: dict = field(default_factory=dict)  # condition text -> bool | int | str
+    assume: dict = field(default_factory=dict)  # condition text -> bool | int | float | str
     budgets: dict = field(default_factory=dict)  # kept for TCL503
     config_values: dict = field(default_factory=dict)  # the dims_from JSON object: what `config.x` reads
     memory: MemorySettings = MemorySettings()  # optimizer, precision, KV cache (Contract 9)
@@ -125,8 +127,9 @@ def _assume(reader: MappingReader) -> dict:
         if not condition.strip():
             raise reader.error(condition, "a condition must be non-empty code, e.g. self.flash")
         too_large = isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63 - 1
-        if not isinstance(value, (bool, int, str)) or too_large:
-            raise reader.error(condition, f"expected true, false, an integer or a string, got {value!r}")
+        not_finite = isinstance(value, float) and not math.isfinite(value)
+        if not isinstance(value, (bool, int, float, str)) or too_large or not_finite:
+            raise reader.error(condition, f"expected true, false, a number or a string, got {value!r}")
         values[" ".join(condition.split())] = value
     return values
 

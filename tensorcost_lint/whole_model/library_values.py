@@ -134,7 +134,7 @@ def config_attribute(run, name: str, default=_MISSING):
     # wherever the config object travels (`config._attn_implementation` in a helper's own file)
     assumed = run.assume.get("config." + name, run.assume.get("self.config." + name, _MISSING))
     if assumed is not _MISSING:
-        return _assumed_fact(assumed)
+        return _assumed_fact(run, assumed)
     values = run.config_values
     if name not in values:
         name = run.config_names.get(name, name)
@@ -257,12 +257,14 @@ def assumed_value(run, ctx, node):
     text = " ".join(ctx.code(node).split())
     if text not in run.assume:
         return None
-    return _assumed_fact(run.assume[text])
+    return _assumed_fact(run, run.assume[text])
 
 
-def _assumed_fact(value):
+def _assumed_fact(run, value):
     if type(value) is bool:
         return BoolFact(value)
     if type(value) is int:
         return DimFact(Const(value)) if value >= 1 else IntFact(value)
+    if type(value) is float:  # `config.dropout: 0.1`: a float the run knows
+        return ZERO_FLOAT if value == 0 else run.floats.make(value)
     return StringFact(value)

@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from .gradient_inputs import gradient_inputs, layout_storage
-from .memory_parameters import dropout_probability
+from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
 from .objects import Embedding, FunctionRef, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .strides import product
@@ -167,7 +167,7 @@ class SavedOps:
         if type(callee) is ModuleFact:
             kind = run.parameters.classes.get(id(callee))
             if kind in _DROPOUTS:
-                return _dropout(run, callee, out, args)
+                return dropout_saved(run, run.parameters.dropout_p.get(id(callee)), out, args)
             if kind == "Identity":
                 return _alias(tracker, out, args[:1])
             if kind == "LayerNorm":
@@ -199,11 +199,7 @@ class SavedOps:
         if name == _EMBEDDING:
             return _storages(tracker, args[:1])
         if name == "torch.nn.functional.dropout":
-            p_node = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "p"),
-                          node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None else None)
-            if p_node is not None and dropout_probability(run, interp, p_node) == 0:
-                return _alias(tracker, out, args[:1])
-            return "dropout with p > 0 or an unknown p (its mask is not modelled yet)"
+            return functional_dropout(run, interp, node, out, args[:1] or [keywords.get("input")])
         if name is not None and name in _FUNCTIONS:
             return _by_rule(tracker, _FUNCTIONS[name], args, out)
         if isinstance(node.func, cst.Attribute) and type(facts.get(id(node.func.value))) is TensorFact:
@@ -308,28 +304,6 @@ def _new_gelu(tracker, inputs, out):
     made = [tracker.copy_storage(numel, x.dtype) for _ in range(3)]  # tanh(...), 0.5 * x, 1.0 + tanh(...)
     numbers = [tracker.copy_storage(1, "float64") for _ in range(3)]
     return (layout.storage, *made, *numbers)
-
-
-def _alias(tracker, out, inputs) -> tuple:
-    """torch returns the input itself (dropout at p=0, nn.Identity): the result is its storage."""
-    source = tracker.ensure(inputs[0]) if inputs and type(inputs[0]) is TensorFact else None
-    if source is not None and out is not None:
-        tracker._set(out, source)
-    return ()
-
-
-def _dropout(run, module, out, args):
-    if run.parameters.dropout_p.get(id(module)) == 0:
-        return _alias(run.storage, out, args[:1])
-    return "dropout with p > 0 or an unknown p (its mask is not modelled yet)"
-
-
-def _argument(node: cst.Call, position: int, keyword: str):
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
-    return positional[position] if position < len(positional) else None
 
 
 def _layer_norm(tracker, x, shape_arg):

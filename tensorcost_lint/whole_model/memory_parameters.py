@@ -21,7 +21,7 @@ import libcst as cst
 from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 
 from ..analysis import multihead_attention
-from ..analysis.facts import ModuleFact, SelfFact, TensorFact
+from ..analysis.facts import ModuleFact, ScalarFact, SelfFact, TensorFact
 from . import python_values
 from .decisions import decide
 from .library_values import ZERO_FLOAT
@@ -66,7 +66,8 @@ class ParameterLedger:
 
     held: dict = field(default_factory=dict)  # id(module) -> (module, (ParameterTensor, ...) or reason str)
     classes: dict = field(default_factory=dict)  # id(module) -> its torch.nn class name
-    dropout_p: dict = field(default_factory=dict)  # id(nn.Dropout) -> 0 when its p is known to be 0
+    dropout_p: dict = field(default_factory=dict)  # id(nn.Dropout) -> its p, when known
+    frozen_facts: set = field(default_factory=set)  # ids of parameter facts with requires_grad=False
     norm_rank: dict = field(default_factory=dict)  # id(norm module) -> how many trailing dims it normalises
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
     facts: dict = field(default_factory=dict)  # (id(module), name) -> the tensor `module.name` reads
@@ -87,8 +88,18 @@ class ParameterLedger:
             fact = TensorFact(found[0].shape, found[0].dtype, framework="torch")
             run.storage.mark_parameter(fact)
             self.facts[key] = fact
-        run.mark(fact)  # each read: a first read under no_grad leaves later ones needing a gradient
+            if not found[0].trainable:
+                self.frozen_facts.add(id(fact))
+        if id(fact) not in self.frozen_facts:
+            run.mark(fact)  # each read: a first read under no_grad leaves later ones needing a gradient
         return fact
+
+    def frozen(self, module) -> bool:
+        """Whether every parameter the torch module holds is frozen (`nn.Embedding(..., _freeze=True)`):
+        what it computes from them needs no gradient."""
+        entry = self.held.get(id(module))
+        return entry is not None and not isinstance(entry[1], str) and bool(entry[1]) \
+            and not any(tensor.trainable for tensor in entry[1])
 
     def recast(self, old, new, cast) -> None:
         """`new` is `old` after `Module.to(dtype)` (module_casts): the same parameters, each with
@@ -124,8 +135,9 @@ class ParameterLedger:
                 self.norm_rank[id(module)] = len(size)
         if "Dropout" in last and args is not None:
             p_node = args.get(0, "p")  # torch's default p is 0.5
-            if p_node is not None and dropout_probability(run, interp, p_node) == 0:
-                self.dropout_p[id(module)] = 0
+            p = 0.5 if p_node is None else dropout_probability(run, interp, p_node)  # torch's default p
+            if p is not None:
+                self.dropout_p[id(module)] = p
         return module
 
     def tie(self, interp, target, value_node) -> None:
@@ -355,9 +367,15 @@ def numel(tensor: ParameterTensor):
 
 
 def dropout_probability(run, interp, node):
-    """0 when `node` is the literal 0 / 0.0 or a value `assume` (or the dims) makes false, else None."""
+    """The dropout probability `node` gives when known: a literal, a float the run knows
+    (`config.attention_dropout` read from config.json), 0 for a value `assume` (or the dims) makes
+    false; else None."""
     if isinstance(node, (cst.Integer, cst.Float)):
-        return 0 if float(node.value.replace("_", "")) == 0 else None
-    if interp.eval(node) is ZERO_FLOAT:  # `config.attention_dropout` read as 0.0 from config.json
+        return float(node.value.replace("_", ""))
+    fact = interp.eval(node)
+    if fact is ZERO_FLOAT:
         return 0
+    known = run.floats.value(fact) if type(fact) is ScalarFact else None
+    if known is not None:
+        return known
     return 0 if decide(run, interp, node) is False else None

@@ -322,8 +322,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 return held
         if type(receiver) is Embedding:
             return None
-        if type(receiver) is ModuleFact and name == "p" and self.run.parameters.dropout_p.get(id(receiver)) == 0:
-            return library_values.ZERO_FLOAT  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
+        if type(receiver) is ModuleFact and name == "p" and id(receiver) in self.run.parameters.dropout_p:
+            p = self.run.parameters.dropout_p[id(receiver)]  # `self.attn_dropout.p` of an nn.Dropout(0.1)
+            return library_values.ZERO_FLOAT if p == 0 else self.run.floats.make(p)  # `self.attn_dropout.p` of an nn.Dropout(0.0): memory_activations reads it
         if type(receiver) is ClassRef:
             patched = class_decorators.patched_member(self.run, receiver.source, receiver.node.name.value, name)
             if patched is not None:

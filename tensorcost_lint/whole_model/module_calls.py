@@ -124,7 +124,8 @@ class ModuleCalls:
         if id(embedding) in self.paths:
             self.add(Visit(self.paths[id(embedding)]))
         out = TensorFact(tuple(indices.shape) + (embedding.dim,), None, framework="torch")
-        self.mark(out)  # a lookup into a parameter
+        if not self.parameters.frozen(embedding):
+            self.mark(out)  # a lookup into a parameter (a frozen one gives rows that need no gradient)
         return out
 
     def call_sequential(self, interp, node, sequential: Sequential, args):

@@ -68,13 +68,31 @@ def test_llama_activations_equal_autograds_saved_tensors(tmp_path, capsys, check
 
 
 def test_an_op_outside_the_table_leaves_activations_unknown_and_names_it(tmp_path, capsys):
-    """nn.Dropout with the default p (0.5) keeps a mask tensorcost does not model yet: unknown, with
-    the file and line of the op; the other categories stay exact."""
+    """nn.Dropout whose p the run cannot read (`config.dropout`, not given) saves a noise tensor or
+    nothing: unknown, with the file and line of the op; the other categories stay exact."""
     memory = _memory(tmp_path, capsys, GPT, GPT_DIMS, ("idx", "targets"), ("self.flash=true", "config.bias=true"))
     assert memory["activations"] is None
     reason = memory["unknown"]["activations"]
-    assert "tinygpt/model.py:99: dropout with p > 0 or an unknown p" in reason
+    assert "tinygpt/model.py:99: dropout with an unknown p" in reason
     assert memory["parameters"] == 123008
+
+
+@pytest.mark.parametrize("flash", [False, True], ids=["manual-attention", "fused-attention"])
+def test_dropout_saves_its_noise_as_autograd_does(tmp_path, capsys, flash):
+    """Training dropout with p = 0.1 on CPU multiplies by a noise tensor like its input, which the
+    product saves (every nn.Dropout and F.dropout of the fixture GPT)."""
+    torch.manual_seed(0)
+    d = GPT_DIMS
+    model = TinyGPT(TinyConfig(n_layer=d["n_layer"], n_head=d["n_head"], n_embd=d["n_embd"],
+                               vocab_size=d["vocab_size"], block_size=d["block_size"], dropout=0.1))
+    for layer in model.body.layers:
+        layer.attn.flash = flash
+    model.train()
+    idx = torch.randint(0, d["vocab_size"], (d["B"], d["T"]))
+    _, loss = model(idx, idx.clone())
+    memory = _memory(tmp_path, capsys, GPT, d, ("idx", "targets"),
+                     (f"self.flash={str(flash).lower()}", "config.bias=true", "config.dropout=0.1"))
+    assert memory["activations"] == saved_activation_bytes(loss, model)
 
 
 def test_the_lower_bound_with_every_activation_stays_below_mem_trackers_peak(tmp_path, capsys):

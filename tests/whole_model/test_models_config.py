@@ -52,7 +52,7 @@ def test_entry_fields_are_read(tmp_path):
     ("models: {m: {entry: 'model.py:GPT.forward', budgets: {flops: -3}}}\n",
      "models.m.budgets.flops: must be positive, got -3"),
     ("models: {m: {entry: 'model.py:GPT.forward', assume: {self.flash: [1]}}}\n",
-     "models.m.assume.self.flash: expected true, false, an integer or a string, got [1]"),
+     "models.m.assume.self.flash: expected true, false, a number or a string, got [1]"),
     ("models: {m: {entry: 'model.py:GPT.forward', typo: 1}}\n", "models.m.typo: unknown key"),
     ("models: {m: {entry: 'model.py:GPT.forward', budgets: {retained_bytes: lots}}}\n",
      "models.m.budgets.retained_bytes: expected a byte size like 256MiB, 1GiB or 1.5GB, got 'lots'"),
