@@ -23,7 +23,7 @@ from . import class_decorators, class_members, config_copies, decisions, dim_uni
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .gradient_flow import cuts_gradient, flow_into, updated_in_place
-from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleRef
+from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleRef
 
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
@@ -329,7 +329,11 @@ class ModelEvaluator(CallDispatch, Evaluator):
             patched = class_decorators.patched_member(self.run, receiver.source, receiver.node.name.value, name)
             if patched is not None:
                 return patched
-            return python_values.class_function(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
+            found = python_values.class_function(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
+            if found is not None:
+                return found
+            # a literal the class (or a base) assigns: `BasicBlock.expansion`, as Python reads it off the class
+            return class_members.class_constant(self.run, Instance(receiver.source, receiver.node, None), name)
         if type(receiver) is ModuleRef:
             return _module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)
