@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis.facts import SelfFact, TensorFact
+from ..analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import call_binding, class_decorators, python_values
 from .checkpointing import checkpointed_layer, run_checkpointed
 from .inheritance import find_method, plain_class, torch_base
 from .output_records import construct_record
-from .objects import NONE, FunctionRef, Instance, Sequential, Visit
+from .objects import NONE, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
 from .optional_values import MaybeNone
 
 MAX_CALL_DEPTH = 64
@@ -161,6 +161,8 @@ class CodeCalls:
                tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
                tuple(sorted(map(str, unknown_with_grad))))
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
+        if cached is not None and self.building and _makes_modules(self, cached[0]):
+            cached = None  # `conv3x3(c, c)` called twice builds two modules, each with its own parameters
         if cached is not None:
             result, entries = cached
             self.add_call(entries)
@@ -214,6 +216,13 @@ class CodeCalls:
             self.memo[key] = (result, entries)
         self.add_call(entries)
         return result
+
+
+def _makes_modules(run, value) -> bool:
+    """Whether a call's result is (or lists) a module object: a new one each time the call runs."""
+    items = value.items if type(value) is SequenceFact else (value,)
+    return any(type(item) in (ModuleFact, Embedding, Sequential, ModuleList, ModuleDict)
+               or type(item) is SelfFact and run.instance(item) is not None for item in items)
 
 
 def _own_forward(run, bound, function) -> bool:

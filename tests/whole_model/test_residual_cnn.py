@@ -25,3 +25,11 @@ def test_resnet_totals_equal_flop_counter_mode(tmp_path, capsys, side, mode):
     torch.manual_seed(0)
     expected = counted_flops(residual_cnn.ResNet(), torch.randn(2, 3, side, side), training=mode == "training")
     assert result["complete"] and result["totals"]["flops"] == expected
+
+
+def test_resnet_parameters_equal_the_modules(tmp_path, capsys):
+    """`conv3x3(c, c)` called for each block builds a module each time (a call's memo never hands
+    the same module object to two blocks), so every block's parameters count."""
+    result = model_record(tmp_path, capsys, {"N": 2}, f"{FIXTURE}:ResNet.forward", {"x": "float32 N 3 32 32"},
+                          "training")
+    assert result["totals"]["memory"]["parameters"] == 4 * sum(p.numel() for p in residual_cnn.ResNet().parameters())
