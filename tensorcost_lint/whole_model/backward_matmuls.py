@@ -25,6 +25,7 @@ from .objects import BackwardMatmul
 _MATRIX = 2
 # op -> (position, keyword) of the operand whose gradient runs the matmul
 OPS = {"torch.linalg.solve_triangular": (0, "input")}
+_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in OPS)  # a cheap look before resolving an attribute
 
 
 def observe(run, interp, node, fact) -> None:
@@ -35,7 +36,10 @@ def observe(run, interp, node, fact) -> None:
         return
     if fact is not None and not (type(fact) is TensorFact and run.needs_grad(fact)):
         return  # the result needs no gradient: neither operand does
-    name = interp.ctx.settings.imports.resolve(node.func)
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value not in _NAMES:
+        return  # a bare name may be an alias (`from torch.linalg import solve_triangular as solve`)
+    name = interp.ctx.settings.imports.resolve(func)
     if name not in OPS:
         return
     operand = run.storage.seen.get(id(_argument(node, *OPS[name])))
