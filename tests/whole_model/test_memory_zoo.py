@@ -35,8 +35,6 @@ DIFFERS = {
     ("olmoe", "activations"): "ours null: advanced indexing in integrations/moe.py (saved indices not modelled); "
                               "autograd saves 1214256",
     ("mamba", "activations"): "ours null: F.softplus not in the saved-tensor table; autograd saves 4039936",
-    ("olmo_hybrid", "activations"): "ours null: F.softplus and F.pad (and one op more) not in the saved-tensor "
-                                    "table; autograd saves 1888056",
 }
 
 
