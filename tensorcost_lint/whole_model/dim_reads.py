@@ -9,7 +9,7 @@ copy of the mapping is not reported as unread."""
 
 from __future__ import annotations
 
-from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry
+from .objects import BackwardMatmul, Called, Checkpointed, Choice, Repeat, SiteEntry
 
 
 class RecordedSizes(dict):
@@ -78,6 +78,8 @@ def _recorded_names(entries, reads: set, walked: list) -> None:
         if kind is SiteEntry:
             for operand in entry.site.operands:
                 reads.update(_names(getattr(operand, "shape", None) or ()))
+        elif kind is BackwardMatmul:
+            reads.update(_names(entry.factors))
         elif kind is Repeat:
             reads.update(_names((entry.count,)))
             _recorded_names(entry.entries, reads, walked)

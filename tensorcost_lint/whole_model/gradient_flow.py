@@ -19,7 +19,7 @@ import libcst as cst
 from ..analysis import tensor_functions
 from ..analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from .library_objects import MappingFact, RecordFact
-from .objects import BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
+from .objects import BackwardMatmul, BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
 from .optional_values import MaybeNone
 from .python_values import GrowingList
 
@@ -110,7 +110,7 @@ class GradientFlow:
         for entry in dead.values():
             if id(entry) not in tree:
                 continue
-            if type(entry) is SiteEntry:
+            if type(entry) is SiteEntry or type(entry) is BackwardMatmul:
                 entry.grads = tuple(False for _ in entry.grads)
             else:  # memory_activations.OpSaved
                 entry.storages = ()

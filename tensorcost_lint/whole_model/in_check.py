@@ -20,6 +20,7 @@ from ..rules import ALL_RULES, RuleContext, SiteResult, describe
 from ..site_costs import cost_site
 from .analyse import analyse_model
 from .memory_facts import memory_totals_of
+from .objects import SiteEntry
 from .report import model_json
 from .source_error import SourceError
 from .source_tree import MAX_SOURCE_BYTES
@@ -109,6 +110,8 @@ def _context_sites(result, sizes: dict, config) -> list:
     groups: dict = {}  # (path, line, column, shapes) -> ContextSite
     costed: dict = {}  # id(site) -> (ContextSite template, SiteResult)
     for row in result.totals.rows:
+        if type(row.entry) is not SiteEntry:
+            continue  # a matmul only the backward runs (BackwardMatmul): no site of the file's code
         site = row.entry.site
         path = _site_path(site)
         if path is None:

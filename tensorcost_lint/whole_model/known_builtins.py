@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
-from . import backward_gaps, call_binding, config_copies, known_containers, known_floats, known_math, python_values
+from . import call_binding, config_copies, known_containers, known_floats, known_math, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -35,8 +35,6 @@ def builtin(interp, node: cst.Call, args, name: str | None = None):
     evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
     if name in _STDLIB:
         return _STDLIB[name](interp, args)
-    if name in backward_gaps.OPS:
-        backward_gaps.note(interp, node, args, name)  # shape from the transfer tables, backward not costed
     func = node.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "dict" \
             and func.attr.value == "fromkeys" and not _shadowed(interp, "dict"):

@@ -18,7 +18,7 @@ from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
+from . import backward_matmuls, class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
     known_values, lambdas, library_layers, library_values, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -67,6 +67,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)
+                backward_matmuls.observe(run, self, node, fact)  # a matmul only its backward runs
                 run.live.observe(self, node, fact)  # what the op reads (memory_live)
                 if frames:
                     # a tensor stands for what it was computed from; any other value (an output

@@ -100,6 +100,20 @@ class SiteEntry:
 
 
 @dataclass
+class BackwardMatmul:
+    """In training, an op that records no site forward (FlopCounterMode counts it 0) but whose
+    backward runs a matmul for an operand's gradient (backward_matmuls.py): 2 × the product of
+    `factors` FLOPs per execution, in its module's backward while `grads[0]` holds (gradient_flow
+    clears it when the loss never reaches the op's result)."""
+
+    module: str  # module path of the object that ran it
+    where: tuple  # (path, line, column) of the call
+    expression: str  # the call's code
+    factors: tuple  # DimExpr each
+    grads: tuple = (True,)
+
+
+@dataclass
 class Repeat:
     """Entries run `count` times (a loop over a ModuleList); count None: not known statically."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from .installed_packages import packages_read
+from .objects import BackwardMatmul
 
 
 
@@ -24,15 +25,14 @@ def site_rows(result) -> list[dict]:
     merged: dict = {}
     for row in result.totals.rows:
         entry = row.entry
-        line, column, _, _ = entry.site.span.position
-        path = entry.site.span._unit.settings.path if entry.site.span._unit else None
+        path, line, column, expression = _where(entry)
         once = row.flops // row.executions if row.flops is not None and row.executions else None
-        key = (path, line, column, entry.site.expression, entry.module, row.reason is None, row.alternative, once)
+        key = (path, line, column, expression, entry.module, row.reason is None, row.alternative, once)
         current = merged.get(key)
         if current is None:
             merged[key] = {
                 "path": _relative(path, result.root) if path is not None else "",
-                "line": line, "column": column, "expression": entry.site.expression, "module": entry.module,
+                "line": line, "column": column, "expression": expression, "module": entry.module,
                 "executions": row.executions, "flops": row.flops, "resolved": row.reason is None, "reason": row.reason,
                 "alternative": row.alternative,
             }
@@ -44,14 +44,23 @@ def site_rows(result) -> list[dict]:
     return list(merged.values())
 
 
+def _where(entry) -> tuple:
+    """(path or None, line, column, expression) of a site's entry, or of a matmul only the backward
+    runs (its call's)."""
+    if type(entry) is BackwardMatmul:
+        return (*entry.where, entry.expression)
+    site = entry.site
+    line, column, _, _ = site.span.position
+    return site.span._unit.settings.path if site.span._unit else None, line, column, site.expression
+
+
 def _lost_at(entry, reason: str, relative) -> dict:
     """Contract 7a: the first operation where the site's operand lost its shape; a site whose
     operands all have shapes (an undeclared dim, say) is itself where costing stopped."""
-    if entry.lost_at is not None:
+    if getattr(entry, "lost_at", None) is not None:
         return entry.lost_at.as_json(relative)
-    site = entry.site
-    path = site.span._unit.settings.path if site.span._unit else ""
-    return {"path": relative(path), "line": site.span.position[0], "expression": site.expression, "reason": reason}
+    path, line, _, expression = _where(entry)
+    return {"path": relative(path or ""), "line": line, "expression": expression, "reason": reason}
 
 
 def _seconds(value):

@@ -11,7 +11,8 @@ from decimal import Decimal
 from ..analysis import convolutions
 from ..rules import describe
 from ..site_costs import cost_site
-from .objects import Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
+from .backward_matmuls import backward_flops
+from .objects import BackwardMatmul, Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
 
 MAX_COUNT = 2**63 - 1
 
@@ -162,6 +163,21 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
     return row
 
 
+def backward_matmul_row(entry: BackwardMatmul, executions: int | None, sizes) -> SiteRow:
+    """A matmul only the backward runs: backward FLOPs alone (no forward, traffic or bound: a
+    site's backward adds none of those either)."""
+    flops, reason = backward_flops(entry, sizes)
+    if reason is not None:
+        return SiteRow(entry, executions, None, None, None, None, None, reason)
+    if executions is None:
+        return SiteRow(entry, None, None, None, None, None, None, UNKNOWN_TRIPS)
+    try:
+        backward = _checked(flops * executions, "FLOPs")
+    except OverflowError as error:
+        return SiteRow(entry, executions, None, None, None, None, None, f"too large to cost: {error}")
+    return SiteRow(entry, executions, backward, 0, backward, 0, Decimal(0), None)
+
+
 def total(entries, sizes, config, training: bool) -> Totals:
     result = Totals()
     result.part = _walk(entries, 1, sizes, config, training, result, None)
@@ -171,8 +187,9 @@ def total(entries, sizes, config, training: bool) -> Totals:
 def _walk(entries, executions, sizes, config, training, result: Totals, reason, recompute: bool = False) -> Part:
     part = Part()
     for entry in entries:
-        if type(entry) is SiteEntry:
-            row = cost_row(entry, executions, sizes, config, training, recompute, result.costs)
+        if type(entry) is SiteEntry or type(entry) is BackwardMatmul and training and entry.grads[0]:
+            row = cost_row(entry, executions, sizes, config, training, recompute, result.costs) \
+                if type(entry) is SiteEntry else backward_matmul_row(entry, executions, sizes)
             overflowed = reason is not None and reason.startswith("too large to cost") and row.executions is None
             # the loop's own why (a carried shape that changes) over the generic unknown count
             if reason is not None and (row.reason is None or overflowed or row.reason == UNKNOWN_TRIPS):
@@ -265,7 +282,8 @@ def _merged_rows(rows: list) -> list:
     """One row per site, module path, reason and side: what the reports group by anyway."""
     merged: dict = {}
     for row in rows:
-        key = (id(row.entry.site), row.entry.module, row.reason, row.alternative)
+        site = row.entry.site if type(row.entry) is SiteEntry else row.entry  # a BackwardMatmul: its own
+        key = (id(site), row.entry.module, row.reason, row.alternative)
         current = merged.get(key)
         if current is None:
             merged[key] = _scaled_row(row, 1)
