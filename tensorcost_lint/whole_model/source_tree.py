@@ -45,6 +45,12 @@ class SourceError(Exception):
     """An entry that cannot be read: one line naming the file and the reason (exit 2)."""
 
 
+class StackExhausted(SourceError):
+    """A definition LibCST could not parse because Python's stack ran out (RecursionError): code
+    nested deeply, or a definition first read many calls deep in the run; a call the run makes
+    lists it at that call instead of failing the model."""
+
+
 @dataclass
 class TreeFileContext(UnitContext):
     """One file's context in a whole-model run: its nodes come from several separately parsed
@@ -237,8 +243,9 @@ class LazyDefinitions(Mapping):
         try:
             module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError) as error:
-            raise SourceError(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
-                              f"{str(error).splitlines()[0][:200]}") from None
+            kind = StackExhausted if isinstance(error, RecursionError) else SourceError
+            raise kind(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
+                       f"{str(error).splitlines()[0][:200]}") from None
         definition = next(s for s in module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)))
         self.ctx.add_piece(module, first - 1)
         self.parsed[name] = definition

@@ -145,3 +145,15 @@ def test_a_file_of_33000_small_functions_is_checked_in_linear_time_and_cached(tm
     assert cold.stdout == warm.stdout and len(json.loads(cold.stdout)["sites"]) == 33_000
     assert cold_cpu < 40 and cold.peak_mib < 1000, (cold_cpu, cold.peak_mib)
     assert warm_cpu < 8 and warm_cpu < cold_cpu / 3, (warm_cpu, cold_cpu)
+
+
+def test_a_call_tree_deeper_than_the_stack_is_cut_and_listed_not_failed(tmp_path):
+    """64 levels of `h(x) + h(x)`: each level takes more Python frames than a plain call, so the stack
+    ran out (a RecursionError while reading `h57`) before the 64-call limit and the whole model
+    failed (exit 2); the call it reached is cut there, listed, and the model goes on, partial."""
+    run, cpu = _run(tmp_path, call_tree(64))
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    cuts = [n["reason"] for n in model["not_followed"] if n["expression"] != "retained bytes"]
+    assert len(cuts) == 1 and ("stack limit" in cuts[0] or "call depth limit" in cuts[0]), model["not_followed"]
+    assert model["complete"] is False
