@@ -16,7 +16,7 @@ from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
-from . import class_decorators, class_members, config_copies, decisions, dim_unification, known_builtins, expressions, known_floats, known_iteration, known_math, \
+from . import class_decorators, class_members, config_copies, decisions, dim_unification, known_builtins, expressions, known_floats, known_iteration, known_math, module_bindings, \
     known_values, library_layers, library_values, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -203,6 +203,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return known
 
     def _eval_Subscript(self, node):
+        known = module_bindings.sys_module(self, node)  # `sys.modules["pkg.c"]`
+        if known is not UNHANDLED:
+            return known
         known = known_values.subscript(self, node)  # `seq[i]` with a known int i, `key[n:]` of a string
         return expressions.subscript(self, node) if known is UNHANDLED else known
 
