@@ -408,4 +408,4 @@ def _assumed_fact(value):
         return BoolFact(value)
     if type(value) is int:
         return DimFact(Const(value)) if value >= 1 else IntFact(value)
-    return StringFact(value)
+    return StringFact(value, "`assume`")  # a config file's string: never echoed into a message (issue 22)
