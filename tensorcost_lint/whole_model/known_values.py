@@ -251,7 +251,11 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
         if added is None:
             _forget(interp, func.value)
         else:
-            _rebind(interp, func.value, SequenceFact(sequence.items + tuple(added)))
+            added = tuple(added)
+            if len(sequence.items) + len(added) > MAX_ITEMS:  # `hs.extend(hs)` line after line: 2**n items
+                _forget(interp, func.value)
+            else:
+                _rebind(interp, func.value, SequenceFact(sequence.items + added))
         return NONE
     return _unknown_change(interp, func, name, args)
 
@@ -480,6 +484,8 @@ def formatted_string(interp, node: cst.FormattedString):
             known = False
     if not known or "{" in "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)):
         return None  # `{{` escapes in the text: not read
+    if sum(map(len, text)) > MAX_ITEMS:  # `s = f"{s}{s}"` line after line: 2**n characters, not kept
+        return None
     return StringFact("".join(text), origin)
 
 

@@ -157,3 +157,31 @@ def test_a_call_tree_deeper_than_the_stack_is_cut_and_listed_not_failed(tmp_path
     cuts = [n["reason"] for n in model["not_followed"] if n["expression"] != "retained bytes"]
     assert len(cuts) == 1 and ("stack limit" in cuts[0] or "call depth limit" in cuts[0]), model["not_followed"]
     assert model["complete"] is False
+
+
+_DOUBLING = {  # forty lines, each doubling a value the run keeps: 2**40 items or characters
+    "concatenation": ("hs = [x]\n", "hs = hs + hs\n", "hs[0]"),
+    "augmented": ("hs = [x]\n", "hs += hs\n", "hs[0]"),
+    "splice": ("hs = [x]\n", "hs = [*hs, *hs]\n", "hs[0]"),
+    "extend": ("hs = [x]\n", "hs.extend(hs)\n", "hs[0]"),
+    "chain": ("hs = [x]\n", "hs = list(itertools.chain(hs, hs))\n", "hs[0]"),
+    "f-string": ("s = 'ab'\n", "s = f'{s}{s}'\n", "x"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DOUBLING))
+def test_a_value_that_doubles_per_line_is_bounded(tmp_path, kind):
+    """Was a hang: `hs.extend(hs)` forty times ran past 30 s and 800 MB, `s = f'{s}{s}'` took 15 GB.
+    Past its bound the value is unknown: what reads its items is unresolved and listed."""
+    start, step, read = _DOUBLING[kind]
+    body = "".join(f"        {line}" for line in [start] + [step] * 40 + [f"return {read} @ self.w\n"])
+    source = ("import itertools\nimport torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.empty(64, 64))\n\n"
+              f"    def forward(self, x):\n{body}")
+    run, cpu = _run(tmp_path, source)
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    if read == "x":
+        assert model["totals"]["flops"] == MATMUL
+    else:
+        assert model["complete"] is False and model["unresolved_sites"] == 1, model
