@@ -185,3 +185,18 @@ def test_a_value_that_doubles_per_line_is_bounded(tmp_path, kind):
         assert model["totals"]["flops"] == MATMUL
     else:
         assert model["complete"] is False and model["unresolved_sites"] == 1, model
+
+
+@pytest.mark.parametrize("index", ["_", "i"])
+def test_forty_nested_loops_that_reuse_their_index_name_are_exact_and_bounded(tmp_path, index):
+    """`for _ in range(2):` forty deep: the inner loop rebinds `_`, so no body reads an outer index
+    and each loop is one pass times two. It was run index by index (2**40 passes): 25 s to the
+    statements budget and a partial total."""
+    loops = "".join("        " + "    " * depth + f"for {index} in range(2):\n" for depth in range(40))
+    source = ("import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.empty(64, 64))\n\n"
+              f"    def forward(self, x):\n{loops}" + "        " + "    " * 40 + "x = x @ self.w\n        return x\n")
+    run, cpu = _run(tmp_path, source)
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    assert model["totals"]["flops"] == MATMUL * 2**40 and model["complete"], model["not_followed"]
