@@ -200,3 +200,22 @@ def test_forty_nested_loops_that_reuse_their_index_name_are_exact_and_bounded(tm
     model = _model(run)
     assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
     assert model["totals"]["flops"] == MATMUL * 2**40 and model["complete"], model["not_followed"]
+
+
+def test_check_says_a_cut_model_total_is_partial(tmp_path):
+    """`check`'s summary line of a configured model printed `0 FLOP in total` for a run cut by a limit,
+    with nothing saying it was partial; it says so as `tensorcost model` does."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.py").write_text(call_tree(64))
+    (tmp_path / "small.py").write_text(call_tree(2))
+    (tmp_path / "tensorcost.yaml").write_text(
+        "dims: {B: 2}\nmodels:\n  deep: {entry: model.py:M.forward, inputs: {x: float32 B 64}}\n"
+        "  small: {entry: small.py:M.forward, inputs: {x: float32 B 64}}\n")
+    env = {"TENSORCOST_CACHE_DIR": str(tmp_path / ".cache")}
+    runs = [run_tensorcost("check", "model.py", "small.py", *extra, cwd=tmp_path, env=env)
+            for extra in ((), (), ("--no-cache",))]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout  # the counts come back from the cache
+    lines = [line for line in runs[0].stdout.splitlines() if line.startswith("models: `")]
+    deep, small = sorted(lines)
+    assert "(partial: 0 unresolved, 2 not followed)" in deep, deep
+    assert "partial" not in small and "65.5 kFLOP in total," in small, small
