@@ -8,6 +8,7 @@ docs/limits-and-security.md (benchmarks/hostile_models.py prints them)."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 
 import pytest
@@ -217,5 +218,6 @@ def test_check_says_a_cut_model_total_is_partial(tmp_path):
     assert runs[0].stdout == runs[1].stdout == runs[2].stdout  # the counts come back from the cache
     lines = [line for line in runs[0].stdout.splitlines() if line.startswith("models: `")]
     deep, small = sorted(lines)
-    assert "(partial: 0 unresolved, 2 not followed)" in deep, deep
+    # how many calls are cut depends on where Python's stack runs out (the caller's own depth)
+    assert re.search(r"0 FLOP in total \(partial: \d+ unresolved, [1-9]\d* not followed\)", deep), deep
     assert "partial" not in small and "65.5 kFLOP in total," in small, small
