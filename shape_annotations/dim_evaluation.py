@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .dim_records import BinOp, Const, DimExpr, Sym, contains_unknown, fold_dim, free_names, render_dim
+from .dim_records import BinOp, Const, DimExpr, Sym, contains_unknown, fold_dim, free_names, int_text, \
+    render_dim
 from .errors import ShapeError
 from .limits import MAX_SIZE
 
@@ -26,9 +27,9 @@ def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
         return None
     value = _value(d, sizes)
     if value <= 0:
-        raise ShapeError(f"dimension {render_dim(d)} evaluates to {value}; sizes must be positive")
+        raise ShapeError(f"dimension {render_dim(d)} evaluates to {int_text(value)}; sizes must be positive")
     if value > MAX_SIZE:
-        raise ShapeError(f"dimension {render_dim(d)} evaluates to {value}, above 2**63-1")
+        raise ShapeError(f"dimension {render_dim(d)} evaluates to {int_text(value)}, above 2**63-1")
     return value
 
 

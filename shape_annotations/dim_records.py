@@ -98,6 +98,18 @@ def dim_depth(d: DimExpr) -> int:
     return 1 + max(dim_depth(d.left), dim_depth(d.right))
 
 
+def int_text(value: int) -> str:
+    """`str(value)`, or past 40 digits its size (`<5000-digit integer>`): str() of an int past Python's
+    4,300-digit limit raises, and such a number (a 0x... literal in model code) is no size anyway."""
+    if -10**40 < value < 10**40:
+        return str(value)
+    magnitude = abs(value)
+    digits = max(1, int(magnitude.bit_length() * 0.30102999566398120))  # log10(2)
+    while magnitude >= 10**digits:
+        digits += 1
+    return f"<{digits}-digit integer>"
+
+
 def render_dim(d: DimExpr) -> str:
     """Text that parse_dim_expr reads back to the same record (Unknown renders as `?`).
 
@@ -107,7 +119,7 @@ def render_dim(d: DimExpr) -> str:
     if type(d) is Sym:
         return d.name
     if type(d) is Const:
-        return str(d.value)
+        return int_text(d.value)
     if type(d) is Unknown:
         return "?"
     if type(d) is not BinOp:

@@ -5,13 +5,19 @@ from __future__ import annotations
 import libcst as cst
 
 
+# A literal past this magnitude is no size, count or index (torch's are int64); read as a number of
+# unknown value, it never reaches a message, a JSON report or str() (which raises past 4,300 digits).
+_LARGEST_LITERAL = 10**40
+
+
 def int_value(node: cst.BaseExpression) -> int | None:
     """A literal int (`3`, `-1`)."""
     if isinstance(node, cst.Integer):
         try:
-            return int(node.value.replace("_", ""), 0)
-        except ValueError:
+            value = int(node.value.replace("_", ""), 0)
+        except ValueError:  # a decimal literal past Python's digit limit
             return None
+        return value if -_LARGEST_LITERAL < value < _LARGEST_LITERAL else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = int_value(node.expression)
         return None if inner is None else -inner

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import re
 import sys
 
 from .. import __version__
@@ -41,10 +42,22 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
+# A value a user's file or flag gives is echoed in its error whole up to this many characters; a
+# longer one (a 100 KB input spec, mode or path) by its start, its end and its length.
+_LONGEST_ECHO = 300
+_LONG_WORD = re.compile(r"\S{%d,}" % (_LONGEST_ECHO + 1))
+
+
 def one_line(message: str) -> str:
     """Error output is one line even when a path or value the user gave holds a newline, and shows
-    ESC, bidi overrides and other controls as escapes (they would recolour or rewrite the terminal)."""
-    return printable(message)
+    ESC, bidi overrides and other controls as escapes (they would recolour or rewrite the terminal);
+    a run of text too long to read is cut to its ends and its length."""
+    return _LONG_WORD.sub(_shortened, printable(message))
+
+
+def _shortened(match) -> str:
+    word = match.group(0)
+    return f"{word[:120]}...{word[-60:]} ({len(word):,} characters)"
 
 
 def build_parser(selected: str | None = None) -> OneLineParser:

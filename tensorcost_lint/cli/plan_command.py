@@ -11,6 +11,7 @@ from estimator.planner import network_from_dims, plan_report
 from estimator.units import format_bytes, format_flops
 
 from ..config.errors import ConfigError
+from ..config.fields import _short
 from .output import write_output
 
 _DIM = re.compile(r"([A-Za-z])=([0-9][0-9_]*)")
@@ -36,10 +37,21 @@ def add_arguments(parser) -> None:
                         help="what the best order minimises (size: the largest intermediate)")
 
 
+# 2**63-1 has 19 digits: a longer number is refused by its length, before int() (which raises past
+# Python's 4,300-digit limit) and before a message echoes it whole.
+_MAX_DIGITS = len(str(MAX_COUNT))
+
+
+def _integer(digits: str, flag: str, what: str, text: str) -> int:
+    if len(digits.lstrip("0")) > _MAX_DIGITS:
+        raise ConfigError(flag, "", f"{what} {_short(text)} exceeds 2**63-1")
+    return int(digits)
+
+
 def _positive(text: str, flag: str, what: str) -> int:
     digits = text.replace("_", "")
-    if not digits.isdigit() or int(digits) < 1:
-        raise ConfigError(flag, "", f"{what} must be a positive integer, got {text!r}")
+    if not (digits.isascii() and digits.isdigit()) or _integer(digits, flag, what, text) < 1:
+        raise ConfigError(flag, "", f"{what} must be a positive integer, got {_short(repr(text))}")
     if int(digits) > MAX_COUNT:
         raise ConfigError(flag, "", f"{what} {text!r} exceeds 2**63-1")
     return int(digits)
@@ -70,7 +82,7 @@ def parse_memory_limit(text: str | None, itemsize: int) -> int | None:
     text = text.strip()
     match = _BYTES.fullmatch(text)
     if match:
-        count = int(match.group(1).replace("_", "")) * _BYTE_UNITS[match.group(2)]
+        count = _integer(match.group(1).replace("_", ""), "--memory-limit", "the limit", text) * _BYTE_UNITS[match.group(2)]
         elements = count // itemsize
         if elements < 1:
             raise ConfigError("--memory-limit", "", f"{text} holds no whole {itemsize}-byte element")

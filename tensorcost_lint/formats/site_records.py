@@ -9,7 +9,8 @@ from shape_annotations import Const, render_dim
 
 
 def _dim(dim):
-    return dim.value if type(dim) is Const else render_dim(dim)
+    # a constant no int64 holds is no size (`n = n * n` twenty times): text, as render_dim names it
+    return dim.value if type(dim) is Const and -2**63 <= dim.value < 2**63 else render_dim(dim)
 
 
 def _number(value: Decimal | None):

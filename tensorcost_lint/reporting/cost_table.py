@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from estimator.units import format_bytes, format_flops, format_seconds, significant
-from shape_annotations import Const, render_dim
+from shape_annotations import render_dim
 
 
 @dataclass
@@ -71,7 +71,7 @@ class Totals:
 
 
 def _dim(dim) -> str:
-    return str(dim.value) if type(dim) is Const else render_dim(dim)
+    return render_dim(dim)  # a Const as its digits, one past 40 digits by its size (never str()'s digit limit)
 
 
 def shapes_text(site, cost) -> str:

@@ -11,7 +11,8 @@ from ..analysis.calls import call_module
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_calls, \
-    known_methods, known_values, library_layers, module_casts, module_methods, python_values, registries, torch_values
+    known_methods, known_values, library_layers, module_bindings, module_casts, module_methods, python_values, \
+    registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .checkpointing import call_checkpoint, is_checkpoint_call
 from .objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
@@ -32,6 +33,10 @@ class CallDispatch:
             return torch_values.numeric_limits(self, args)
         if name in torch_values.EAGER_CHECKS:
             return torch_values.eager_check(self, args)
+        if name in module_bindings.DYNAMIC_IMPORTS or isinstance(node.func, cst.Name) and node.func.value == "__import__":
+            imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
+            if imported is not None:
+                return imported
         handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
         if handled is UNHANDLED and name == "functools.partial":
             handled = known_calls.partial(self, args)
@@ -74,6 +79,14 @@ class CallDispatch:
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
         elif isinstance(func, cst.Call):
             return known_calls.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+        elif isinstance(func, cst.Lambda):
+            callee = self.eval(func)  # `(lambda f: f(x))(helper)`
+        elif isinstance(func, cst.Attribute) and module_bindings.is_dynamic_import(self, func.value):
+            callee = self.eval(func)  # `importlib.import_module("pkg.c").helper(x)`
+            if callee is None:
+                run.not_followed(self.ctx, node, "the callee's module is imported at run time by a name the run "
+                                                 "does not find in the analysed tree")
+                return UNHANDLED
         elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
             return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):
@@ -126,6 +139,10 @@ class CallDispatch:
             if why is not None:  # the tree's own code that could not be read: listed, never dropped
                 run.not_followed(self.ctx, node, why)
                 return UNHANDLED
+        if callee is None and name in _HIGHER_ORDER and _hands_tree_code(self, args):
+            run.not_followed(self.ctx, node, f"`{name}` calls the code of the tree it is handed; the run does not "
+                                             "follow it there")
+            return UNHANDLED
         if callee is None and isinstance(func, cst.Subscript):  # `self.layers[0](y)` of a list the run cannot read
             run.not_followed(self.ctx, node, "the callee is picked by a subscript whose value is not known")
             return UNHANDLED
@@ -135,6 +152,24 @@ class CallDispatch:
         return UNHANDLED
 
 
+# Library functions that call a function they are handed (`functools.reduce(step, layers, x)`):
+# the run does not apply them, so the code handed to them is listed, never dropped.
+_HIGHER_ORDER = frozenset({"functools.reduce", "itertools.starmap", "itertools.accumulate", "itertools.filterfalse",
+                           "itertools.takewhile", "itertools.dropwhile", "itertools.groupby"})
+
+
+def _hands_tree_code(interp, args) -> bool:
+    """A lambda, or a function or class of the tree (alone or in a list or tuple written in the call)."""
+    nodes = []
+    for node in [*args.positional, *args.keywords.values()]:
+        if isinstance(node, (cst.List, cst.Tuple)):
+            nodes.extend(element.value for element in node.elements)
+        else:
+            nodes.append(node)
+    return any(isinstance(node, cst.Lambda) or _pure(node, interp.env) and type(interp.eval(node)) in (FunctionRef, ClassRef)
+               for node in nodes)
+
+
 def _why_unknown(interp, func) -> str | None:
     """Why a callee of the tree's own code is unknown: the import that names it broke on the way
     (a file missing, unreadable, outside the project root, past a limit)."""
@@ -142,7 +177,7 @@ def _why_unknown(interp, func) -> str | None:
     if isinstance(func, cst.Name):
         if func.value in interp.env:
             return None
-        return tree.why_not_followed(source, func.value)
+        return tree.why_not_followed(source, func.value) or module_bindings.unread_binding(tree, source, func.value)
     if isinstance(func, cst.Attribute) and _pure(func.value):
         receiver = interp.eval(func.value)
         if type(receiver) is ModuleRef:

@@ -43,10 +43,18 @@ class ModelsInCheck:
         """One line per model (its total and how many site contexts it put in the report), then notes."""
         from estimator.units import format_flops
 
-        lines = [f"models: `{outcome.name}` ({outcome.mode}): {format_flops(outcome.totals['flops'])} in total, "
-                 f"{count} site context(s) in the files checked" for outcome, count in self.counts
-                 if outcome.error is None]
+        lines = [f"models: `{outcome.name}` ({outcome.mode}): {format_flops(outcome.totals['flops'])} in total"
+                 f"{_partial(outcome.totals)}, {count} site context(s) in the files checked"
+                 for outcome, count in self.counts if outcome.error is None]
         return lines + [f"models: note: {note}" for note in self.notes]
+
+
+def _partial(totals: dict) -> str:
+    """` (partial: N unresolved, M not followed)` as `tensorcost model` says it (Contract 7a): a total
+    cut by a limit, an unread call or a lost shape never reads as the whole model's."""
+    if totals.get("complete", 1):
+        return ""
+    return f" (partial: {totals.get('unresolved_sites')} unresolved, {totals.get('not_followed')} not followed)"
 
 
 def configured_models(report, resolver) -> list:

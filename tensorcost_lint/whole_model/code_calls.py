@@ -15,6 +15,7 @@ from .inheritance import find_method, plain_class, torch_base
 from .output_records import construct_record
 from .objects import NONE, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
 from .optional_values import MaybeNone
+from .source_error import StackExhausted
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of methods (not of other constructors) are followed this deep:
@@ -203,15 +204,27 @@ class CodeCalls:
         self.active.append(running)
         self.active_keys.append(key)
         self.build_calls += nested
+        exhausted = False
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False,
                                             function.closure, unknown_with_grad)
+        except (RecursionError, StackExhausted):
+            # Python's stack ran out before MAX_CALL_DEPTH (a level of `h(x) + h(x)` takes more frames
+            # than a plain call): this call is cut and listed, here where the stack has room again, and
+            # the model goes on
+            result, exhausted = None, True
         finally:
             self.active.pop()
             self.active_keys.pop()
             self.build_calls -= nested
             self.module = module
+        if exhausted:
+            self.limit_at(function, f"{function.node.name.value}()",
+                          f"stack limit: Python's stack ran out {len(self.active) + 1} nested calls deep "
+                          f"(below the call depth limit of {MAX_CALL_DEPTH}); not followed")
+            self.add_call(entries)  # what it recorded before the cut counts; no memo: a shallower call may finish
+            return None
         if function.closure is None:
             self.memo[key] = (result, entries)
         self.add_call(entries)

@@ -87,6 +87,8 @@ def sequence_literal(interp, node):
             if type(fact) is not SequenceFact:
                 return None
             items.extend(fact.items)
+            if len(items) > MAX_REPEATED_ITEMS:  # `hs = [*hs, *hs]` line after line: unknown, as past a repeat's bound
+                return None
         elif int_value(element.value) == -1:
             items.append(INFER_DIM)
         else:
@@ -94,11 +96,16 @@ def sequence_literal(interp, node):
     return SequenceFact(tuple(items))
 
 
+# The most items a known sequence the running code builds may hold (a repeat, a concatenation, a
+# splice): `hs = hs + hs` forty times would hold 2**40; past it the sequence is unknown, so what
+# reads its items is unresolved and listed, never a run that exhausts memory.
 MAX_REPEATED_ITEMS = 4096
 
 
 def concatenate(left, right):
     if type(left) is SequenceFact and type(right) is SequenceFact:
+        if len(left.items) + len(right.items) > MAX_REPEATED_ITEMS:
+            return None
         return SequenceFact(left.items + right.items)
     return UNHANDLED
 

@@ -89,12 +89,16 @@ def _totals(result, hardware_id: str) -> dict:
     """The exact totals: counts from the run; peak retained bytes read from the totals record when
     the analysis provides it (None otherwise); the bound as an exact decimal (None in training)."""
     part = result.totals.part
-    published = model_json(result, hardware_id)["totals"]
+    data = model_json(result, hardware_id)
+    published = data["totals"]
     retained = published.get("peak_retained_bytes")
     seconds = part.seconds[1] if result.entry.mode != "training" else None
     return {"flops": part.total(1), "forward_flops": part.forward[1], "backward_flops": part.backward[1],
             "traffic_bytes": part.traffic[1], "peak_retained_bytes": retained if type(retained) is int else None,
             "lower_bound_seconds": None if seconds is None else str(Decimal(seconds)),
+            # Contract 7a's completeness, so `check`'s summary says a total is partial (issue 22)
+            "complete": int(data["complete"]), "unresolved_sites": data["unresolved_sites"],
+            "not_followed": len(data["not_followed"]) + len(result.calls_not_costed),
             **memory_totals_of(published.get("memory"))}  # TCL504 (Contract 9)
 
 

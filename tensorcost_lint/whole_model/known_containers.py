@@ -151,6 +151,8 @@ def _chain(interp, args):
         if part is None:
             return None
         items.extend(part)
+        if len(items) > MAX_ITEMS:
+            return None
     return IteratorFact(tuple(items))
 
 

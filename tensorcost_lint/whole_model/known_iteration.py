@@ -177,11 +177,17 @@ def range_of(interp, node):
 
 
 def _reads_name(body, name: str) -> bool:
+    """Whether `body` reads the loop index `name`. A nested `for` that binds the same name (`for _ in
+    range(2)` inside `for _ in range(2)`) reads only its iterable before rebinding it: its body reads
+    its own index, so forty such loops nested repeat one pass each, not 2**40 passes index by index."""
     pending = [body]
     while pending:
         current = pending.pop()
         if type(current) is cst.Name and current.value == name:
             return True
+        if type(current) is cst.For and type(current.target) is cst.Name and current.target.value == name:
+            pending.append(current.iter)
+            continue
         pending.extend(current.children)
     return False
 

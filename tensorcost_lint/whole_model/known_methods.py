@@ -13,7 +13,7 @@ import libcst as cst
 from ..analysis.facts import SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
 from .container_changes import forget, rebind
-from .known_values import int_fact, int_of, items_of, partly_unknown
+from .known_values import MAX_ITEMS, int_fact, int_of, items_of, partly_unknown
 from .library_objects import IntFact, MappingFact
 from .mapping_keys import key_fact, key_of
 from .objects import NONE, BoolFact
@@ -71,7 +71,11 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
         if added is None:
             forget(interp, func.value)
         else:
-            rebind(interp, func.value, SequenceFact(sequence.items + tuple(added)))
+            added = tuple(added)
+            if len(sequence.items) + len(added) > MAX_ITEMS:  # `hs.extend(hs)` line after line: 2**n items
+                forget(interp, func.value)
+            else:
+                rebind(interp, func.value, SequenceFact(sequence.items + added))
         return NONE
     return _unknown_change(interp, func, name, args)
 

@@ -321,6 +321,8 @@ def formatted_string(interp, node: cst.FormattedString):
             known = False
     if not known or "{" in "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText)):
         return None  # `{{` escapes in the text: not read
+    if sum(map(len, text)) > MAX_ITEMS:  # `s = f"{s}{s}"` line after line: 2**n characters, not kept
+        return None
     return StringFact("".join(text), origin)
 
 

@@ -23,7 +23,7 @@ from ..analysis.ast_positions import AstUnitContext, SourceText
 from ..analysis.cst_parse import parse_module
 from ..analysis.context import UnitContext
 from .inheritance import last_method
-from .source_error import SourceError
+from .source_error import SourceError, StackExhausted
 
 
 @dataclass
@@ -218,8 +218,9 @@ class LazyDefinitions(Mapping):
         try:
             module = parse_piece("".join(self.lines[first - 1:last]), self.ctx.settings.path, first)
         except (cst.ParserSyntaxError, RecursionError) as error:
-            raise SourceError(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
-                              f"{str(error).splitlines()[0][:200]}") from None
+            kind = StackExhausted if isinstance(error, RecursionError) else SourceError
+            raise kind(f"{self.ctx.settings.path}:{first}: {name} cannot be analysed: "
+                       f"{str(error).splitlines()[0][:200]}") from None
         definition = next(s for s in module.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)))
         self.ctx.add_piece(module, first - 1)
         self.parsed[name] = definition

@@ -267,4 +267,4 @@ def _assumed_fact(run, value):
         return DimFact(Const(value)) if value >= 1 else IntFact(value)
     if type(value) is float:  # `config.dropout: 0.1`: a float the run knows
         return ZERO_FLOAT if value == 0 else run.floats.make(value)
-    return StringFact(value)
+    return StringFact(value, "`assume`")  # a config file's string: never echoed into a message (issue 22)

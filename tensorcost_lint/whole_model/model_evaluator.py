@@ -19,7 +19,7 @@ from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, 
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import backward_matmuls, class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
-    known_values, lambdas, library_layers, library_values, python_values, registries, torch_values
+    known_values, lambdas, library_layers, library_values, module_bindings, python_values, registries, torch_values
 from .call_dispatch import CallDispatch
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from .gradient_flow import cuts_gradient, flow_into, updated_in_place
@@ -234,7 +234,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return known
 
     def _eval_Subscript(self, node):
-        known = known_values.subscript(self, node)  # `seq[i]` with a known int i, `key[n:]` of a string
+        known = module_bindings.sys_module(self, node)  # `sys.modules["pkg.c"]`
+        if known is UNHANDLED:
+            known = known_values.subscript(self, node)  # `seq[i]` with a known int i, `key[n:]` of a string
         return expressions.subscript(self, node) if known is UNHANDLED else known
 
     def arithmetic(self, operator, left, right):
@@ -336,7 +338,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             # a literal the class (or a base) assigns: `BasicBlock.expansion`, as Python reads it off the class
             return class_members.class_constant(self.run, Instance(receiver.source, receiver.node, None), name)
         if type(receiver) is ModuleRef:
-            return _module_attribute(self.run, receiver, name)
+            return module_bindings.module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)
 
     def torch_module(self, name: str, args):
@@ -367,19 +369,6 @@ class ModelEvaluator(CallDispatch, Evaluator):
         convolution and shape-preserving layers); None when not modelled."""
         built = self.torch_module(name, args)
         return module_constructor(self, name, args) if built is UNHANDLED else built
-
-
-def _module_attribute(run, module: ModuleRef, name: str):
-    """`c.helper` for a module of the tree: its definition (or one it imports), or a submodule."""
-    found = run.tree.definition(module.source, name)
-    if found is not None:
-        source, definition = found
-        return ClassRef(source, definition) if isinstance(definition, cst.ClassDef) else FunctionRef(source, definition)
-    if name in module.source.constants:
-        value = module.source.constants[name]
-        return DimFact(Const(value)) if value >= 1 else None
-    submodule = run.tree.submodule(module.source, name) or run.tree.module_named(module.source, name)
-    return ModuleRef(submodule) if submodule is not None else None
 
 
 def _returned_by_tree_code(run, node, fact) -> bool:

@@ -9,3 +9,9 @@ from __future__ import annotations
 
 class SourceError(Exception):
     """An entry that cannot be read: one line naming the file and the reason (exit 2)."""
+
+
+class StackExhausted(SourceError):
+    """A definition LibCST could not parse because Python's stack ran out (RecursionError): code
+    nested deeply, or a definition first read many calls deep in the run; a call the run makes
+    lists it at that call instead of failing the model."""

@@ -23,6 +23,7 @@ from ..analysis.imports import import_table_from_ast
 from ..bounded_read import read_capped
 from ..source_lines import source_lines
 from .dim_reads import recorded_like
+from . import module_bindings
 from .installed_source import import_roots, not_found_reason, searched_in_site
 from .lazy_definitions import LazyDefinitions, TreeFileContext
 from .source_error import SourceError
@@ -49,6 +50,8 @@ class SourceFile:
     classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
     module_imports: dict = field(default_factory=dict)  # `import a.b as c`: c -> "a.b"; `import a.b`: a -> "a"
     star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
+    aliases: dict = field(default_factory=dict)  # top-level `helper = _h` -> "_h" (module_bindings)
+    assigned: dict = field(default_factory=dict)  # other top-level `name = ...` -> line (module_bindings)
 
 
 class SourceTree:
@@ -156,6 +159,7 @@ class SourceTree:
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     source.values[targets[0].id] = statement.value
+        module_bindings.record(source, tree.body)
         self.files[path] = source
         return source
 
@@ -211,6 +215,9 @@ class SourceTree:
                 file = self.module_file(source.path, 0, source.module_imports[name])
             else:
                 file = None
+            if file is None and name in source.from_imports:  # `from .sub import c`, sub re-exporting module c
+                self._modules[key] = module_bindings.reexported_module(self, source, name)
+                return self._modules[key]
             if file is not None:
                 self.failures.pop(key, None)
                 self._modules[key] = self._load_for(source, name, file)
@@ -244,6 +251,8 @@ class SourceTree:
             return source, found
         if stop_at_definitions and name in source.definitions:
             return None
+        if name in source.aliases and hops:  # `helper = _h`: the name it copies, in the same file
+            return self._follow(source, source.aliases[name], own, stop_at_definitions, hops - 1, seen)
         imported = source.from_imports.get(name)
         targets = [imported] if imported is not None else [(level, module, name) for level, module in source.star_imports]
         for level, module, imported_name in targets:
@@ -270,6 +279,11 @@ class SourceTree:
             if why is not None:
                 self.failures[(source.path, name)] = why
         return None
+
+    def assigned_binding(self, source: SourceFile, name: str):
+        """(file, line) of the top-level assignment that binds `name` in `source` or in a file it
+        imports the name from (module_bindings), or None."""
+        return self._follow(source, name, lambda file, n: file.assigned.get(n), stop_at_definitions=True)
 
     def is_import(self, source: SourceFile, name: str) -> bool:
         return name in source.from_imports or name in source.module_imports

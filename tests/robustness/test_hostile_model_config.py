@@ -238,3 +238,21 @@ def test_a_huge_dim_on_the_command_line_is_named_by_its_size(tmp_path, digits):
     repo = _repo(tmp_path, "dims: {B: 2}\n")
     ran = run_tensorcost("check", "model.py", "--dim", "B=" + "1" * digits, cwd=repo)
     assert ran.returncode == 2 and len(ran.stderr) < 400 and "Traceback" not in ran.stderr, ran.stderr[:400]
+
+
+def test_a_string_from_assume_is_never_echoed(tmp_path):
+    """`assume` is a config file's value like `dims_from`'s: a string it gives is named by its
+    source and size in a message, never shown (it was printed in a TCL102 message and in the
+    model's unresolved-site reasons)."""
+    secret = "sk-live-zzz,qq->r"
+    repo = _repo(tmp_path, f'dims: {{B: 2}}\nmodels:\n  m: {{entry: "model.py:M.forward", inputs: {{x: "float32 B 64"}}, '
+                           f'assume: {{"self.eq": "{secret}"}}}}\n',
+                 MODEL.replace("def __init__(self):", "def __init__(self, eq='ij,jk->ik'):")
+                      .replace("super().__init__()", "super().__init__()\n        self.eq = eq")
+                      .replace('"bij,jk->bik"', "self.eq"))
+    for command in (("model",), ("model", "--format", "json"), ("check", "model.py"), ("check", "model.py", "--format", "github")):
+        ran = run_tensorcost(*command, cwd=repo)
+        assert ran.returncode in (0, 1), ran.stderr
+        assert "sk-live" not in ran.stdout + ran.stderr, (command, ran.stdout)
+    ran = run_tensorcost("model", cwd=repo)
+    assert "read from `assume` (17 characters)" in ran.stdout, ran.stdout

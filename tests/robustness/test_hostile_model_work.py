@@ -8,6 +8,7 @@ docs/limits-and-security.md (benchmarks/hostile_models.py prints them)."""
 from __future__ import annotations
 
 import json
+import re
 import resource
 
 import pytest
@@ -145,3 +146,78 @@ def test_a_file_of_33000_small_functions_is_checked_in_linear_time_and_cached(tm
     assert cold.stdout == warm.stdout and len(json.loads(cold.stdout)["sites"]) == 33_000
     assert cold_cpu < 40 and cold.peak_mib < 1000, (cold_cpu, cold.peak_mib)
     assert warm_cpu < 8 and warm_cpu < cold_cpu / 3, (warm_cpu, cold_cpu)
+
+
+def test_a_call_tree_deeper_than_the_stack_is_cut_and_listed_not_failed(tmp_path):
+    """64 levels of `h(x) + h(x)`: each level takes more Python frames than a plain call, so the stack
+    ran out (a RecursionError while reading `h57`) before the 64-call limit and the whole model
+    failed (exit 2); the call it reached is cut there, listed, and the model goes on, partial."""
+    run, cpu = _run(tmp_path, call_tree(64))
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    cuts = [n["reason"] for n in model["not_followed"] if n["expression"] != "retained bytes"]
+    assert len(cuts) == 1 and ("stack limit" in cuts[0] or "call depth limit" in cuts[0]), model["not_followed"]
+    assert model["complete"] is False
+
+
+_DOUBLING = {  # forty lines, each doubling a value the run keeps: 2**40 items or characters
+    "concatenation": ("hs = [x]\n", "hs = hs + hs\n", "hs[0]"),
+    "augmented": ("hs = [x]\n", "hs += hs\n", "hs[0]"),
+    "splice": ("hs = [x]\n", "hs = [*hs, *hs]\n", "hs[0]"),
+    "extend": ("hs = [x]\n", "hs.extend(hs)\n", "hs[0]"),
+    "chain": ("hs = [x]\n", "hs = list(itertools.chain(hs, hs))\n", "hs[0]"),
+    "f-string": ("s = 'ab'\n", "s = f'{s}{s}'\n", "x"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_DOUBLING))
+def test_a_value_that_doubles_per_line_is_bounded(tmp_path, kind):
+    """Was a hang: `hs.extend(hs)` forty times ran past 30 s and 800 MB, `s = f'{s}{s}'` took 15 GB.
+    Past its bound the value is unknown: what reads its items is unresolved and listed."""
+    start, step, read = _DOUBLING[kind]
+    body = "".join(f"        {line}" for line in [start] + [step] * 40 + [f"return {read} @ self.w\n"])
+    source = ("import itertools\nimport torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.empty(64, 64))\n\n"
+              f"    def forward(self, x):\n{body}")
+    run, cpu = _run(tmp_path, source)
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    if read == "x":
+        assert model["totals"]["flops"] == MATMUL
+    else:
+        assert model["complete"] is False and model["unresolved_sites"] == 1, model
+
+
+@pytest.mark.parametrize("index", ["_", "i"])
+def test_forty_nested_loops_that_reuse_their_index_name_are_exact_and_bounded(tmp_path, index):
+    """`for _ in range(2):` forty deep: the inner loop rebinds `_`, so no body reads an outer index
+    and each loop is one pass times two. It was run index by index (2**40 passes): 25 s to the
+    statements budget and a partial total."""
+    loops = "".join("        " + "    " * depth + f"for {index} in range(2):\n" for depth in range(40))
+    source = ("import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = nn.Parameter(torch.empty(64, 64))\n\n"
+              f"    def forward(self, x):\n{loops}" + "        " + "    " * 40 + "x = x @ self.w\n        return x\n")
+    run, cpu = _run(tmp_path, source)
+    model = _model(run)
+    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    assert model["totals"]["flops"] == MATMUL * 2**40 and model["complete"], model["not_followed"]
+
+
+def test_check_says_a_cut_model_total_is_partial(tmp_path):
+    """`check`'s summary line of a configured model printed `0 FLOP in total` for a run cut by a limit,
+    with nothing saying it was partial; it says so as `tensorcost model` does."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "model.py").write_text(call_tree(64))
+    (tmp_path / "small.py").write_text(call_tree(2))
+    (tmp_path / "tensorcost.yaml").write_text(
+        "dims: {B: 2}\nmodels:\n  deep: {entry: model.py:M.forward, inputs: {x: float32 B 64}}\n"
+        "  small: {entry: small.py:M.forward, inputs: {x: float32 B 64}}\n")
+    env = {"TENSORCOST_CACHE_DIR": str(tmp_path / ".cache")}
+    runs = [run_tensorcost("check", "model.py", "small.py", *extra, cwd=tmp_path, env=env)
+            for extra in ((), (), ("--no-cache",))]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout  # the counts come back from the cache
+    lines = [line for line in runs[0].stdout.splitlines() if line.startswith("models: `")]
+    deep, small = sorted(lines)
+    # how many calls are cut depends on where Python's stack runs out (the caller's own depth)
+    assert re.search(r"0 FLOP in total \(partial: \d+ unresolved, [1-9]\d* not followed\)", deep), deep
+    assert "partial" not in small and "65.5 kFLOP in total," in small, small
