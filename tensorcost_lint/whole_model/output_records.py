@@ -12,24 +12,15 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.facts import DimFact, SequenceFact, StringFact
+from ..analysis.imports import dotted_name
 from .library_objects import RecordFact
 from .objects import NONE, ClassRef
 
 
 # -- output records ----------------------------------------------------------------------------------
 
-def _dotted(node) -> str:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def _is_dataclass(cls: cst.ClassDef) -> bool:
-    return any(_dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+    return any((dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "")
                .rsplit(".", 1)[-1] == "dataclass" for d in cls.decorators)
 
 
@@ -49,7 +40,7 @@ def _class_chain(run, class_ref: ClassRef, depth: int = 0):
 def _base_names(run, class_ref: ClassRef) -> set:
     names = set()
     for _, cls in _class_chain(run, class_ref):
-        names.update(_dotted(b.value).rsplit(".", 1)[-1] for b in cls.bases)
+        names.update((dotted_name(b.value) or "").rsplit(".", 1)[-1] for b in cls.bases)
     return names
 
 

@@ -10,22 +10,9 @@ import json
 import pytest
 
 from tests.run_cli import run_tensorcost
+from tests.whole_model.test_hostile_calls import ENTRY  # the same entry module, other imports and calls
 
 MATMUL = 2 * 2 * 64 * 64  # one [B=2, 64] @ [64, 64]
-ENTRY = """\
-import torch
-from torch import nn
-{imports}
-
-
-class M(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = nn.Parameter(torch.empty(64, 64))
-
-    def forward(self, x):
-        return {call}
-"""
 FILES = {
     "c.py": "def helper(x, w):\n    return x @ w\n",
     "sub/__init__.py": "from .. import c\n",
