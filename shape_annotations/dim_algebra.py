@@ -26,11 +26,20 @@ def simplify_dim(d: DimExpr) -> DimExpr:
     return _combine(d.op, simplify_dim(d.left), simplify_dim(d.right))
 
 
+# A folded constant past this is no size or count (torch's are int64): it is unknown from then on,
+# so code that squares a number line after line (`n = n * n`) never builds a million-digit int.
+_LARGEST_FOLDED_BITS = 256
+
+
 def _combine(op: str, left: DimExpr, right: DimExpr) -> DimExpr:
+    if type(left) is Unknown and type(right) is Unknown:
+        return left  # nothing to tell apart: an expression of two unknowns would only grow (`n = n * n`)
     lc = left.value if type(left) is Const else None
     rc = right.value if type(right) is Const else None
     if op == "*":
         if lc is not None and rc is not None:
+            if abs(lc).bit_length() + abs(rc).bit_length() > _LARGEST_FOLDED_BITS + 1:
+                return Unknown(f"a size past 2**{_LARGEST_FOLDED_BITS}")
             return Const(lc * rc)
         if rc is not None:  # canonical: the constant factor first
             left, right, lc, rc = right, left, rc, None

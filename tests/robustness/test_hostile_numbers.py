@@ -38,11 +38,14 @@ _MODEL = ("import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def 
 @pytest.mark.parametrize("body", [
     "        y = torch.zeros(2, 0x" + "f" * 5000 + ")\n        return y @ self.w\n",
     "        n = 4096\n" + "        n = n * n\n" * 20 + "        y = torch.zeros(2, n)\n        return y @ self.w\n",
-], ids=["hex-literal", "squared-twenty-times"])
+    # each line doubles the digits: without a bound, forty lines are a 2**40-digit number
+    "        n = 4096\n" + "        n = n * n\n" * 40 + "        y = torch.zeros(2, n)\n        return y @ self.w\n",
+], ids=["hex-literal", "squared-twenty-times", "squared-forty-times"])
 def test_a_size_past_the_digit_limit_in_model_code_is_never_a_traceback(tmp_path, body):
     """A 5,000-digit hex literal (valid Python, unlike a decimal one) was an internal error in
     `model` and TCL900 in `check` (str() in a shape message); a size squared twenty times
-    (3.8 million digits) was a traceback in `check --format json` and `report`."""
+    (3.8 million digits) was a traceback in `check --format json` and `report`, and took seconds per
+    command; a folded size past 2**256 is unknown, so forty squarings cost what one does."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "tensorcost.yaml").write_text("dims: {B: 2}\n")
     (tmp_path / "m.py").write_text(_MODEL.format(body=body))

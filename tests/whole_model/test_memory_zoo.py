@@ -17,6 +17,9 @@ from tests.whole_model.test_model_zoo import EXACT, PARTIAL  # noqa: E402
 
 # issue 23's 12-architecture sample, from the zoo's CI sample: dense, gated and MoE decoders, encoders,
 # an encoder-decoder's causal LM, a state-space model, tied and untied embeddings, frozen positions
+# one worker runs them all: the module fixture (a tensorcost run and twelve references) is built once
+pytestmark = pytest.mark.xdist_group("memory_zoo")
+
 SAMPLE = ("gpt2", "llama", "qwen2", "gemma2", "gemma3_text", "glm", "helium", "bert", "mbart", "roformer", "olmoe",
           "mamba")
 assert set(SAMPLE) <= {*EXACT, *PARTIAL}

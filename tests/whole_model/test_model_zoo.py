@@ -28,6 +28,10 @@ EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbar
 PARTIAL = ("rwkv",)
 
 
+# one worker runs them all: the module fixture (one tensorcost run, twenty references) is built once
+pytestmark = pytest.mark.xdist_group("model_zoo")
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
     chosen = [*EXACT, *PARTIAL]
