@@ -10,7 +10,7 @@ import libcst as cst
 from ..analysis.calls import call_module
 from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import attribute_presence, choices, expressions, installed_source, known_builtins, known_calls, \
+from . import attribute_presence, choices, class_members, expressions, installed_source, known_builtins, known_calls, \
     known_methods, known_values, library_layers, module_bindings, module_casts, module_methods, python_values, \
     registries, torch_values
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -87,6 +87,8 @@ class CallDispatch:
                 run.not_followed(self.ctx, node, "the callee's module is imported at run time by a name the run "
                                                  "does not find in the analysed tree")
                 return UNHANDLED
+        elif isinstance(func, cst.Attribute) and class_members.is_item_of_object(self, func.value):
+            callee = self.eval(func)  # `registry[type(config)]._from_config(config)`: `__getitem__` runs once
         elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
             return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):

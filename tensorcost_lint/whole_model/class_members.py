@@ -17,10 +17,12 @@ from shape_annotations import Const
 
 from ..analysis.facts import DimFact, SelfFact, SequenceFact, known_int
 from ..analysis.imports import ast_dotted_name
+from ..analysis.interpreter import UNHANDLED
 from .inheritance import _chain, outside_bases
 from .lazy_definitions import parse_piece
+from .known_values import side_effect_free
 from .library_objects import IntFact
-from .objects import FunctionRef
+from .objects import BoolFact, FunctionRef
 
 # decorators that make a method an attribute computed on each read (functools' cached one reads the
 # same the first time, which is the only read a run makes of one object's attribute)
@@ -183,3 +185,90 @@ def class_constant(run, instance, name: str, missing=None):
             return DimFact(Const(constant)) if constant >= 1 else IntFact(constant)
         return missing
     return missing
+
+
+def class_value(run, instance, name: str, missing=None):
+    """`Cls.name` (or `obj.name` with no attribute of its own) when the first class of the chain
+    binding `name` assigns it an expression (`_model_mapping = MODEL_FOR_CAUSAL_LM_MAPPING`): its
+    value, evaluated once at the top level of the class's module, as the class body ran it when
+    the module was imported; `missing` when the chain binds it otherwise or not at all."""
+    for home, node in _chain(run, instance.source, instance.class_name):
+        bound = _defines(node, name)
+        if not bound:
+            continue
+        statement = bound[-1]
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or isinstance(statement.value, ast.Constant):
+            return missing
+        key = ("class value", id(node), name)
+        if key not in run.module_values:
+            run.module_values[key] = None  # a class attribute that reads itself stays unknown
+            value_node = _parse_class_statement(home, statement)
+            if value_node is not None:
+                run.building += 1
+                try:
+                    with run.collecting([]):
+                        run.module_values[key] = run.module_evaluator(home).eval(value_node)
+                finally:
+                    run.building -= 1
+        return run.module_values[key]
+    return missing
+
+
+def _parse_class_statement(home, statement):
+    """The LibCST node of a class-body assignment's value, parsed alone (its positions join the
+    file's context)."""
+    lines = home.definitions.lines
+    try:
+        module = parse_piece("class _:\n" + "".join(lines[statement.lineno - 1:statement.end_lineno]),
+                             home.ctx.settings.path, statement.lineno)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    body = module.body[0].body.body
+    small = body[0].body[0] if body and isinstance(body[0], cst.SimpleStatementLine) else None
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+        return None
+    home.ctx.add_piece(module, statement.lineno - 2)
+    return small.value
+
+
+def contains(interp, node: cst.Comparison):
+    """`item in obj` / `item not in obj` of an object of a class of the tree whose chain defines
+    `__contains__`: the method runs on the item, as Python's `in` calls it; UNHANDLED (nothing
+    evaluated) for any other comparison."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+        return UNHANDLED
+    container = node.comparisons[0].comparator
+    if not side_effect_free(container):
+        return UNHANDLED
+    method = _dunder(interp.run, interp.eval(container), "__contains__")
+    if method is None:
+        return UNHANDLED
+    item = interp.eval(node.left)
+    found = interp.run._invoke(method, [item], {}, node)
+    return None if type(found) is not BoolFact else BoolFact(found.value == isinstance(node.comparisons[0].operator, cst.In))
+
+
+def item(interp, node: cst.Subscript):
+    """`obj[key]` of an object of a class of the tree whose chain defines `__getitem__`: the
+    method's value for the key; UNHANDLED (nothing evaluated) for any other subscript."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not side_effect_free(node.value):
+        return UNHANDLED
+    method = _dunder(interp.run, interp.eval(node.value), "__getitem__")
+    if method is None:
+        return UNHANDLED
+    return interp.run._invoke(method, [interp.eval(node.slice[0].slice.value)], {}, node)
+
+
+def is_item_of_object(interp, node) -> bool:
+    """`registry[key]` read by `item` (its object's `__getitem__` runs): a callee written on it
+    (`registry[type(config)]._from_config(config)`) is evaluated once, as any other."""
+    return isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+        and side_effect_free(node.value) and _dunder(interp.run, interp.eval(node.value), "__getitem__") is not None
+
+
+def _dunder(run, value, name: str):
+    """The bound method `name` of an object of a class of the tree (the chain's own definition;
+    torch's containers keep their own reading), or None."""
+    if type(value) is not SelfFact or run.instance(value) is None or run.instance(value).contents is not None:
+        return None
+    return run.method_of(value, name)

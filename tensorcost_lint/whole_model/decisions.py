@@ -11,7 +11,7 @@ from shape_annotations import Sym, evaluate_integer
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import known_values
+from . import class_members, known_values
 from .expressions import truth
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
@@ -37,6 +37,9 @@ def decide(run, interp, node):
             return False if False in (left, right) else (True if left and right else None)
         return True if True in (left, right) else (False if left is False and right is False else None)
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        contained = class_members.contains(interp, node)  # `type(config) in cls._registry`: `__contains__` runs
+        if contained is not UNHANDLED:
+            return None if contained is None else contained.value
         return _compare(run, interp, node)
     return truth(run, interp.eval(node))  # a dim bound to a size is true; a module, a partial too
 

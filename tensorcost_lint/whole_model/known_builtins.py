@@ -22,7 +22,7 @@ from .known_containers import NUMBERS
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, int_of, is_plain, items_of, \
     partly_unknown, side_effect_free
 from .library_objects import IntFact, MappingFact
-from .objects import NONE, BoolFact, ModuleList
+from .objects import NONE, BoolFact, ClassRef, ModuleList
 
 
 def _shadowed(interp, name: str) -> bool:
@@ -255,7 +255,16 @@ def _extreme(pick):
     return handler
 
 
-_BUILTINS = {"range": _range, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
+def _type(interp, args):
+    """`type(obj)` of an object of a class of the tree (the run's config included, an instance of
+    its config class): that class; None for any other value."""
+    if len(args.positional) != 1 or args.keywords or args.starred:
+        return UNHANDLED  # `type(name, bases, namespace)` makes a class
+    instance = interp.run.instance(interp.eval(args.positional[0]))
+    return None if instance is None else ClassRef(instance.source, instance.cls)
+
+
+_BUILTINS = {"range": _range, "type": _type, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
              "callable": _callable, "filter": _filter, "any": _any_all(False), "all": _any_all(True),
              "isinstance": _isinstance, "len": length, "int": _int, "max": _extreme(max), "min": _extreme(min),
              "bool": _bool, "setattr": _setattr, **known_containers.BUILTINS}

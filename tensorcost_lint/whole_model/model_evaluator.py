@@ -15,7 +15,7 @@ from ..analysis import tensor_functions
 from ..analysis.evaluator import Evaluator
 from ..analysis.calls import module_constructor
 from ..analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
+from ..analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
 from ..analysis.literals import int_value
 from . import backward_matmuls, class_decorators, class_members, config_copies, decisions, dim_unification, expressions, known_containers, known_floats, known_iteration, known_math, \
@@ -152,6 +152,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
             decided = self.run.decide(self, node)  # `is_cross_attention = encoder_hidden_states is not None`
             if decided is not None:
                 return BoolFact(decided)
+        known = class_members.contains(self, node)  # `type(config) in self._registry` runs `__contains__`
+        if known is not UNHANDLED:
+            return known
         known = decisions.compare_known(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
         if known is not UNHANDLED and known is not None:
             return known
@@ -235,6 +238,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
 
     def _eval_Subscript(self, node):
         known = module_bindings.sys_module(self, node)  # `sys.modules["pkg.c"]`
+        if known is UNHANDLED:
+            known = class_members.item(self, node)  # `registry[type(config)]` runs `__getitem__`
         if known is UNHANDLED:
             known = known_values.subscript(self, node)  # `seq[i]` with a known int i, `key[n:]` of a string
         return expressions.subscript(self, node) if known is UNHANDLED else known
@@ -335,8 +340,12 @@ class ModelEvaluator(CallDispatch, Evaluator):
             found = python_values.class_function(self.run, receiver, name)  # `MLPFactory.create_mlp(cfg)`
             if found is not None:
                 return found
-            # a literal the class (or a base) assigns: `BasicBlock.expansion`, as Python reads it off the class
-            return class_members.class_constant(self.run, Instance(receiver.source, receiver.node, None), name)
+            if name == "__name__":
+                return StringFact(receiver.node.name.value)
+            # what the class (or a base) assigns: `BasicBlock.expansion`, as Python reads it off the class
+            as_instance = Instance(receiver.source, receiver.node, None)
+            found = class_members.class_constant(self.run, as_instance, name, UNHANDLED)
+            return class_members.class_value(self.run, as_instance, name) if found is UNHANDLED else found
         if type(receiver) is ModuleRef:
             return module_bindings.module_attribute(self.run, receiver, name)
         return super().attribute_of(receiver, name)

@@ -81,7 +81,9 @@ def library_class(interp, node):
 def class_function(run, class_ref, name: str):
     """A function read from its class, as Python reads it: a `@staticmethod` (a factory such as
     TransformerLens' `MLPFactory.create_mlp`) or a plain method (`original_init = cls.__init__`, called
-    later with the object); a `@classmethod` or a property is not a plain function (None)."""
+    later with the object); a `@classmethod` is bound to the class it is read from, as Python binds
+    it (`cls` is the subclass: `AutoModel.from_config` runs with `cls` the AutoModel); a property is
+    not a function (None)."""
     from ..analysis.imports import dotted_name
     from .inheritance import find_method
 
@@ -90,7 +92,10 @@ def class_function(run, class_ref, name: str):
         applied = autograd_functions.apply_of(run, class_ref, name)  # `Scan.apply` of a torch.autograd.Function
         return None if applied is None else Partial(None, applied, (), ())
     source, method = found
-    if any(dotted_name(d.decorator) in ("classmethod", "property") for d in method.decorators):
+    decorators = {dotted_name(d.decorator) for d in method.decorators}
+    if "classmethod" in decorators:
+        return Partial(None, FunctionRef(source, method), (class_ref,), ())
+    if "property" in decorators:
         return None
     return FunctionRef(source, method)
 
