@@ -20,7 +20,7 @@ from ..analysis.imports import ast_dotted_name
 from ..analysis.interpreter import UNHANDLED
 from .inheritance import _chain, outside_bases
 from .lazy_definitions import parse_piece
-from .known_values import side_effect_free
+from .pure_expressions import side_effect_free
 from .library_objects import IntFact
 from .objects import BoolFact, FunctionRef
 

@@ -26,6 +26,7 @@ from .call_binding import UNKNOWN_REST
 from .library_objects import IntFact, MappingFact
 from .mapping_keys import key_fact, key_of
 from .objects import BoolFact, ModuleList
+from .pure_expressions import is_plain, side_effect_free  # noqa: F401 - read through known_values too
 
 MAX_ITEMS = 4096  # a known sequence longer than this is not materialised (bounded work)
 
@@ -40,13 +41,6 @@ class IteratorFact:
 
     def remaining(self) -> tuple | None:
         return None if self.unknown else self.items[self.position:]
-
-
-def is_plain(node) -> bool:
-    """Names, attribute chains and literals: evaluating them twice records nothing."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)) or int_value(node) is not None
 
 
 # -- ints ---------------------------------------------------------------------------------------------
@@ -271,31 +265,6 @@ def _literal_int(fact):
     if type(fact) is DimFact and type(fact.dim) is Const:
         return fact.dim.value
     return None
-
-
-_VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code
-
-
-def side_effect_free(node) -> bool:
-    """Arithmetic over names, attributes, literals and `len(...)` of them: evaluating it records no
-    site (so an undecided comparison may be read again by the per-file evaluator)."""
-    if is_plain(node):
-        return True
-    if isinstance(node, cst.BinaryOperation):  # `a @ b` is a contraction: a site
-        return not isinstance(node.operator, cst.MatrixMultiply) and side_effect_free(node.left) \
-            and side_effect_free(node.right)
-    if isinstance(node, cst.UnaryOperation):
-        return side_effect_free(node.expression)
-    if isinstance(node, cst.Comparison):  # `index % 2 == 0`, `start <= i < stop`
-        return side_effect_free(node.left) and all(side_effect_free(c.comparator) for c in node.comparisons)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return all(side_effect_free(e.value) for e in node.elements)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _VALUE_BUILTINS:
-        return all(side_effect_free(a.value) for a in node.args)
-    if isinstance(node, cst.Subscript):  # `groups[ind]`: indexing records no site
-        return side_effect_free(node.value) and all(
-            isinstance(e.slice, cst.Index) and side_effect_free(e.slice.value) for e in node.slice)
-    return False
 
 
 def formatted_string(interp, node: cst.FormattedString):
