@@ -131,7 +131,7 @@ def call_module(interp, node, module: ModuleFact, args: CallArgs):
         return call_sites.record_convolution(interp, node, module, args)
     if module.kind == multihead_attention.KIND:
         return multihead_attention.call(interp, node, module, args)
-    if module.kind in ("pad", "adaptive_pool", "window_pool"):
+    if module.kind in module_shapes.RESHAPING_KINDS:
         first = interp.eval(args.get(0, "input"))
         for value in [*args.positional[1:], *args.keywords.values()]:
             interp.eval(value)

@@ -33,7 +33,7 @@ class ConvOptions:
     groups: object  # DimExpr or None
 
 
-def _per_axis(interp, node, rank: int, default: int):
+def per_axis(interp, node, rank: int, default: int):
     if node is None:
         return (Const(default),) * rank
     value = int_value(node)
@@ -63,8 +63,8 @@ def conv_module(interp, name: str, spec, args) -> ModuleFact:
     dtype_fact = interp.eval(dtype_node) if dtype_node is not None else None
     groups = args.get(6, "groups")
     options = ConvOptions(
-        _per_axis(interp, args.get(2, "kernel_size"), rank, 1), _per_axis(interp, args.get(3, "stride"), rank, 1),
-        _per_axis(interp, args.get(4, "padding"), rank, 0), _per_axis(interp, args.get(5, "dilation"), rank, 1),
+        per_axis(interp, args.get(2, "kernel_size"), rank, 1), per_axis(interp, args.get(3, "stride"), rank, 1),
+        per_axis(interp, args.get(4, "padding"), rank, 0), per_axis(interp, args.get(5, "dilation"), rank, 1),
         Const(1) if groups is None else interp.dim_of(groups))
     return ModuleFact("conv", interp.dim_of(args.get(0, "in_channels")), interp.dim_of(args.get(1, "out_channels")),
                       dtype_fact.dtype if type(dtype_fact) is DTypeFact else None, spec, options)
@@ -74,9 +74,9 @@ def functional_options(interp, args, kernel: tuple) -> ConvOptions:
     """`F.conv2d(input, weight, bias, stride, padding, dilation, groups)`: the kernel is the weight's
     trailing dims, the rest read as the module reads its own."""
     rank, groups = len(kernel), args.get(6, "groups")
-    return ConvOptions(kernel, _per_axis(interp, args.get(3, "stride"), rank, 1),
-                       _per_axis(interp, args.get(4, "padding"), rank, 0),
-                       _per_axis(interp, args.get(5, "dilation"), rank, 1),
+    return ConvOptions(kernel, per_axis(interp, args.get(3, "stride"), rank, 1),
+                       per_axis(interp, args.get(4, "padding"), rank, 0),
+                       per_axis(interp, args.get(5, "dilation"), rank, 1),
                        Const(1) if groups is None else interp.dim_of(groups))
 
 

@@ -2,7 +2,7 @@
 (`nn.ZeroPad2d(1)`, `nn.ReflectionPad1d((2, 3))`...), adaptive pooling (`nn.AdaptiveAvgPool2d(3)`)
 and window pooling (`nn.MaxPool2d(3, 2, 1)`, window_pooling.py).
 
-Each is a ModuleFact of kind "pad" or "adaptive_pool" whose `options` hold what the call needs;
+Each is a ModuleFact of one of RESHAPING_KINDS whose `options` hold what the call needs;
 the shapes are torch's (checked against torch's ModuleInfo samples in tests/conformance).
 """
 
@@ -15,6 +15,9 @@ from shape_annotations import BinOp, Const, simplify_dim
 from .facts import ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
 from . import window_pooling
+
+# the kinds of ModuleFact this module and window_pooling make: they reshape, hold no parameters, cost no FLOPs
+RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", window_pooling.KIND})
 
 _PAD = re.compile(r"(Zero|Constant|Reflection|Replication|Circular)Pad([123])d")
 _ADAPTIVE = re.compile(r"Adaptive(Avg|Max)Pool([123])d")

@@ -18,7 +18,7 @@ import re
 import libcst as cst
 from shape_annotations import Const, evaluate_integer
 
-from .convolutions import ConvOptions, _per_axis, output_spatial
+from .convolutions import ConvOptions, per_axis, output_spatial
 from .facts import ModuleFact, SequenceFact, TensorFact
 from .literals import bool_value
 
@@ -45,15 +45,15 @@ def _options(interp, args, kind: str, rank: int, first: int, order: tuple):
     def arg(name):
         return args.get(first + 1 + order.index(name), name) if name in order else None
 
-    kernel = _per_axis(interp, args.get(first, "kernel_size"), rank, 1)
+    kernel = per_axis(interp, args.get(first, "kernel_size"), rank, 1)
     stride_node = arg("stride")
     if stride_node is None or isinstance(stride_node, cst.Name) and stride_node.value == "None" \
             or isinstance(stride_node, (cst.List, cst.Tuple)) and not stride_node.elements:
         stride = kernel  # torch: stride defaults to kernel_size (an empty list too, for the functions)
     else:
-        stride = _per_axis(interp, stride_node, rank, 1)
-    padding = _per_axis(interp, arg("padding"), rank, 0)
-    dilation = _per_axis(interp, arg("dilation"), rank, 1)
+        stride = per_axis(interp, stride_node, rank, 1)
+    padding = per_axis(interp, arg("padding"), rank, 0)
+    dilation = per_axis(interp, arg("dilation"), rank, 1)
     return ConvOptions(kernel, stride, padding, dilation, Const(1)), _flag(arg("ceil_mode")), \
         _flag(arg("return_indices")) if kind == "max" else False
 

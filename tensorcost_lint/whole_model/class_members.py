@@ -199,18 +199,8 @@ def class_value(run, instance, name: str, missing=None):
         statement = bound[-1]
         if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or isinstance(statement.value, ast.Constant):
             return missing
-        key = ("class value", id(node), name)
-        if key not in run.module_values:
-            run.module_values[key] = None  # a class attribute that reads itself stays unknown
-            value_node = _parse_class_statement(home, statement)
-            if value_node is not None:
-                run.building += 1
-                try:
-                    with run.collecting([]):
-                        run.module_values[key] = run.module_evaluator(home).eval(value_node)
-                finally:
-                    run.building -= 1
-        return run.module_values[key]
+        return run.top_level_value(("class value", id(node), name),
+                                   lambda: (home, _parse_class_statement(home, statement)))
     return missing
 
 
@@ -251,9 +241,7 @@ def contains(interp, node: cst.Comparison):
 def item(interp, node: cst.Subscript):
     """`obj[key]` of an object of a class of the tree whose chain defines `__getitem__`: the
     method's value for the key; UNHANDLED (nothing evaluated) for any other subscript."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not side_effect_free(node.value):
-        return UNHANDLED
-    method = _dunder(interp.run, interp.eval(node.value), "__getitem__")
+    method = _item_method(interp, node)
     if method is None:
         return UNHANDLED
     return interp.run._invoke(method, [interp.eval(node.slice[0].slice.value)], {}, node)
@@ -262,8 +250,14 @@ def item(interp, node: cst.Subscript):
 def is_item_of_object(interp, node) -> bool:
     """`registry[key]` read by `item` (its object's `__getitem__` runs): a callee written on it
     (`registry[type(config)]._from_config(config)`) is evaluated once, as any other."""
-    return isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-        and side_effect_free(node.value) and _dunder(interp.run, interp.eval(node.value), "__getitem__") is not None
+    return isinstance(node, cst.Subscript) and _item_method(interp, node) is not None
+
+
+def _item_method(interp, node: cst.Subscript):
+    """The `__getitem__` a one-index subscript of a re-readable object runs, or None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not side_effect_free(node.value):
+        return None
+    return _dunder(interp.run, interp.eval(node.value), "__getitem__")
 
 
 def _dunder(run, value, name: str):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..analysis import multihead_attention
 from ..analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from .gradient_inputs import gradient_inputs, layout_storage
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
@@ -89,7 +90,7 @@ class OpSaved:
 
 def _modelled_module(callee) -> bool:
     """A torch module whose call records several sites (analysis/multihead_attention.py)."""
-    return type(callee) is ModuleFact and callee.kind == "multihead_attention"
+    return type(callee) is ModuleFact and callee.kind == multihead_attention.KIND
 
 
 @dataclass

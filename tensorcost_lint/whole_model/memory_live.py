@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..analysis import multihead_attention
 from ..analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
 from .library_objects import MappingFact, RecordFact
 from .memory_activations import _CROSS_ENTROPY, _LAYER_NORM, _argument, _cross_entropy, _layer_norm
@@ -303,7 +304,7 @@ class LiveNames:
         """What a torch module (or one torch's name for it stands for) allocates besides its result."""
         run, tracker = self.run, self.run.storage
         kind = run.parameters.classes.get(id(module))
-        if module.kind == "multihead_attention":  # torch's path (fused or not) decides what it holds
+        if module.kind == multihead_attention.KIND:  # torch's path (fused or not) decides what it holds
             return "nn.MultiheadAttention (the projections and scores it holds while it runs are not modelled)"
         if kind == "LayerNorm":
             rank = run.parameters.norm_rank.get(id(module))

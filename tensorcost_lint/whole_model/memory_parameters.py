@@ -20,7 +20,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 
-from ..analysis import multihead_attention
+from ..analysis import module_shapes, multihead_attention
 from ..analysis.facts import ModuleFact, ScalarFact, SelfFact, TensorFact
 from . import python_values
 from .decisions import decide
@@ -46,9 +46,6 @@ _WITHOUT_PARAMETERS = frozenset({
     # transformers' activation modules (activations.py), built by its ACT2FN registry
     "NewGELUActivation", "GELUActivation", "QuickGELU", "Swish", "HookPoint",
 })
-
-# module facts that only reshape their input (module_shapes: padding, adaptive and window pooling)
-_RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", "window_pool"})
 
 
 @dataclass(frozen=True)
@@ -213,7 +210,7 @@ def _torch_parameters(run, interp, last, args, module):
         count = args.get(0, "num_parameters")
         size = (Const(1),) if count is None else _size(interp, count)
         return "nn.PReLU: its size is not known" if size is None else (ParameterTensor("weight", size, dtype),)
-    if last in _WITHOUT_PARAMETERS or type(module) is ModuleFact and module.kind in _RESHAPING_KINDS:
+    if last in _WITHOUT_PARAMETERS or type(module) is ModuleFact and module.kind in module_shapes.RESHAPING_KINDS:
         return ()
     return f"the parameters of nn.{last} are not in tensorcost's table"
 

@@ -213,22 +213,27 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
     def module_value(self, source, name: str):
         """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file (or imported from
         one): its value, read once, from that statement parsed alone."""
-        key = (id(source), name)
+        def parsed():
+            found = self.tree.global_value(source, name)
+            return None if found is None else (found[0], _parse_assignment(*found))
+        return self.top_level_value((id(source), name), parsed)
+
+    def top_level_value(self, key, parsed):
+        """A value a module computes as it is imported (a module-level assignment, a class body's),
+        evaluated once at the top level of its file and kept under `key`; `parsed()` gives (the
+        file, the value's node) or None. Building it costs nothing we count."""
         if key in self.module_values:
             return self.module_values[key]
         self.module_values[key] = None  # a definition that reads itself stays unknown
-        found = self.tree.global_value(source, name)
-        if found is not None:
-            home, value = found
-            value_node = _parse_assignment(home, value)
-            if value_node is not None:
-                evaluator = self.module_evaluator(home)
-                self.building += 1
-                try:
-                    with self.collecting([]):
-                        self.module_values[key] = evaluator.eval(value_node)
-                finally:
-                    self.building -= 1
+        found = parsed()
+        if found is not None and found[1] is not None:
+            home, value_node = found
+            self.building += 1
+            try:
+                with self.collecting([]):
+                    self.module_values[key] = self.module_evaluator(home).eval(value_node)
+            finally:
+                self.building -= 1
         return self.module_values[key]
 
     def module_evaluator(self, source):
