@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bounded_read import read_capped
-from ..confinement import Confinement
+from ..safe_io.bounded_read import read_capped
+from ..safe_io.confinement import Confinement
 from .installed_source import MODELLED_PACKAGES
 
 MAX_SOURCE_BYTES = 2**20  # as source_tree: a file larger than any real module is not read

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from estimator.units import round_fixed
 
-from ..formats.printable import printable
+from ..safe_io.printable import printable
 from .memory_report import memory_lines
 from .report import model_json
 

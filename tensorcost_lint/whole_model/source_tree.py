@@ -20,8 +20,8 @@ from ..analysis.ast_positions import SourceText
 from ..analysis.context import FileSettings, Recorder, UnitContext
 from ..analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ..analysis.imports import import_table_from_ast
-from ..bounded_read import read_capped
-from ..source_lines import source_lines
+from ..safe_io.bounded_read import read_capped
+from ..safe_io.source_lines import source_lines
 from .dim_reads import recorded_like
 from . import module_bindings
 from .installed_source import import_roots, not_found_reason, searched_in_site

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from ..analysis import convolutions
 from ..rules import describe
-from ..site_costs import cost_site
+from ..costing.site_costs import cost_site
 from .backward_matmuls import backward_flops
 from .objects import BackwardMatmul, Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
 

@@ -14,7 +14,7 @@ _WORKER: dict = {}
 
 
 def _start_worker(overrides, cache_directory) -> None:
-    from .config.config_discovery import ConfigResolver
+    from ..config.config_discovery import ConfigResolver
 
     _WORKER["resolver"] = ConfigResolver(overrides)
     if cache_directory is not None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from shape_annotations import DTYPE_CLASSES, ShapeError, Variadic, free_names, parse_shape_comment, parse_shape_string
 
-from .analysis.evaluator import CONFIG_NAMES
-from .files import UnreadableFile, discover, read_source
+from ..analysis.evaluator import CONFIG_NAMES
+from ..safe_io.files import UnreadableFile, discover, read_source
 
 # Calls whose arguments are sizes: a `config.x` there is a dim.
 SIZE_CALLS = frozenset({

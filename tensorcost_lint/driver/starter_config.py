@@ -13,8 +13,8 @@ import json
 import os
 import re
 
-from .bounded_read import read_capped
-from .config.errors import ConfigError
+from ..safe_io.bounded_read import read_capped
+from ..config.errors import ConfigError
 
 MAX_HF_CONFIG_BYTES = 1 << 20
 _YAML_SPECIAL = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~"})

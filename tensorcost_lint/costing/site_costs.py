@@ -14,7 +14,7 @@ from decimal import Decimal, localcontext
 from estimator import CountOverflow, EstimatorError, normalize_dtype
 from shape_annotations import Polynomial, ShapeError, Unknown, evaluate_dim, free_names, render_dim
 
-from .analysis.call_site import CallSite
+from ..analysis.call_site import CallSite
 from .chain_costs import ChainOrder, chain_order
 from .cost_steps import CostedSteps, costed_steps
 from .overflow_costs import TooLarge, too_large

@@ -11,9 +11,9 @@ import hashlib
 import json
 import os
 
-from ..atomic_write import write_atomically
-from ..bounded_read import read_capped
-from ..cache import MAX_ENTRY_BYTES, tool_fingerprint
+from ..safe_io.atomic_write import write_atomically
+from ..safe_io.bounded_read import read_capped
+from ..driver.cache import MAX_ENTRY_BYTES, tool_fingerprint
 from .in_check import ContextSite, ModelOutcome
 
 FORMAT = 1
@@ -115,7 +115,7 @@ def _require(condition: bool) -> None:
 
 
 def _decode(data) -> ModelOutcome:
-    from ..cache_entries import checked_finding, checked_site
+    from ..driver.cache_entries import checked_finding, checked_site
 
     _require(isinstance(data, dict) and set(data) == _OUTCOME_FIELDS)
     _require(all(isinstance(data[k], str) for k in ("name", "entry", "entry_path", "mode")))

@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 
 from .. import __version__
-from ..files import UnreadableFile, read_source
-from ..whole_model.check_merge import configured_models
+from ..safe_io.files import UnreadableFile, read_source
+from ..model_check.check_merge import configured_models
 from ..whole_model.model_facts import ModelRegression
-from .collect import CurrentSite
-from .compare import Comparison, MetricChange, compare, grew
-from .document import Baseline
-from .identity import Scopes, keyed, relative_path
-from .model_document import MODEL_METRICS, ModelBaseline, ModelSiteKey, site_costs
+from ..baseline.collect import CurrentSite
+from ..baseline.compare import Comparison, MetricChange, compare, grew
+from ..baseline.document import Baseline
+from ..baseline.identity import Scopes, keyed, relative_path
+from ..baseline.model_document import MODEL_METRICS, ModelBaseline, ModelSiteKey, site_costs
 
 
 def current_models(report, resolver) -> tuple[dict, dict]:

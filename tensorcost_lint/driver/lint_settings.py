@@ -16,8 +16,8 @@ from functools import cached_property
 
 from estimator import ExecutionPolicy, HardwareEvidence
 
-from .hardware.evidence_files import resolve_device
-from .rule_selection import enabled_codes
+from ..hardware.evidence_files import resolve_device
+from ..rules.selection import enabled_codes
 
 
 @dataclass(frozen=True)

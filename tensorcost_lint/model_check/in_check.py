@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from ..bounded_read import read_capped
+from ..safe_io.bounded_read import read_capped
 from ..rules import ALL_RULES, RuleContext, SiteResult, describe
-from ..site_costs import cost_site
-from .analyse import analyse_model
-from .memory_facts import memory_totals_of
-from .objects import SiteEntry
-from .report import model_json
-from .source_error import SourceError
-from .source_tree import MAX_SOURCE_BYTES
+from ..costing.site_costs import cost_site
+from ..whole_model.analyse import analyse_model
+from ..whole_model.memory_facts import memory_totals_of
+from ..whole_model.objects import SiteEntry
+from ..whole_model.report import model_json
+from ..whole_model.source_error import SourceError
+from ..whole_model.source_tree import MAX_SOURCE_BYTES
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.
@@ -109,7 +109,7 @@ def _site_path(site) -> str | None:
 
 def _context_sites(result, sizes: dict, config) -> list:
     from ..formats.site_records import site_record
-    from ..lint_settings import lint_settings
+    from ..driver.lint_settings import lint_settings
 
     groups: dict = {}  # (path, line, column, shapes) -> ContextSite
     costed: dict = {}  # id(site) -> (ContextSite template, SiteResult)

@@ -17,15 +17,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..engine import apply_noqa
-from ..files import UnreadableFile, read_source
-from ..findings import Finding
-from ..rule_selection import enabled_codes
+from ..driver.engine import apply_noqa
+from ..safe_io.files import UnreadableFile, read_source
+from ..rules.findings import Finding
+from ..rules.selection import enabled_codes
 from ..rules import RULES_BY_CODE
 from .in_check import ModelOutcome, run_model
-from .memory_facts import over_device_memory
-from .model_facts import over_budget
-from .source_error import SourceError
+from ..whole_model.memory_facts import over_device_memory
+from ..whole_model.model_facts import over_budget
+from ..whole_model.source_error import SourceError
 
 
 @dataclass

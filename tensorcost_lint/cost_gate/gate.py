@@ -6,14 +6,14 @@ TCL601 is on whenever a baseline is given, unless the file's `ignore`/`per_file_
 
 from __future__ import annotations
 
-from ..engine import apply_noqa
-from ..files import UnreadableFile, read_source
-from ..findings import Finding
-from ..rule_selection import enabled_codes
+from ..driver.engine import apply_noqa
+from ..safe_io.files import UnreadableFile, read_source
+from ..rules.findings import Finding
+from ..rules.selection import enabled_codes
 from ..rules import RULES_BY_CODE
-from .collect import collect
-from .compare import Comparison, compare
-from .document import Baseline, cost_fingerprint
+from ..baseline.collect import collect
+from ..baseline.compare import Comparison, compare
+from ..baseline.document import Baseline, cost_fingerprint
 
 CODE = "TCL601"
 MODEL_CODE = "TCL602"
@@ -68,7 +68,7 @@ def _model_findings(report, resolver, comparison: Comparison, added: dict) -> No
 
 def summary_lines(comparison: Comparison) -> list[str]:
     """What the text summary adds: the notes, the models' changes, then removed and new sites."""
-    from .wording import METRIC_NAMES, format_ratio, format_value
+    from ..baseline.wording import METRIC_NAMES, format_ratio, format_value
 
     lines = [f"baseline: note: {note}" for note in comparison.notes]
     by_model: dict = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .compare import Comparison
-from .wording import METRIC_NAMES, format_ratio, format_value
+from ..baseline.compare import Comparison
+from ..baseline.wording import METRIC_NAMES, format_ratio, format_value
 
 
 def _cell(text: str) -> str:

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .analysis.file_analysis import analyse_source
-from .analysis.site_registry import PREFILTER_NAMES
-from .findings import Finding
+from ..analysis.file_analysis import analyse_source
+from ..analysis.site_registry import PREFILTER_NAMES
+from ..rules.findings import Finding
 from .lint_settings import LintSettings, lint_settings
-from .rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe
-from .site_costs import cost_site, unresolved
-from .source_lines import source_lines
+from ..rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe
+from ..costing.site_costs import cost_site, unresolved
+from ..safe_io.source_lines import source_lines
 
 SYNTAX_ERROR_CODE = "E999"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -50,7 +50,7 @@ class LintResult:
         """Contract 6 site records with per-file ids (cached, or made from the analysis)."""
         if self.site_records is not None:
             return self.site_records
-        from .formats.site_records import site_record
+        from ..formats.site_records import site_record
 
         return [site_record(s.site.id, self.path, s, self.settings) for s in self.sites]
 

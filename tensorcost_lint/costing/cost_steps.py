@@ -11,7 +11,7 @@ from estimator.contraction import flops_per_point
 from estimator.planner import build_network, framework_execution
 from shape_annotations import Polynomial
 
-from .analysis.facts import operand_framework
+from ..analysis.facts import operand_framework
 
 _PLANNED_FRAMEWORKS = {"torch": "torch", "numpy": "numpy", "jax": "jax", "opt_einsum": "opt_einsum", "einops": "torch"}
 

@@ -17,9 +17,9 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .atomic_write import write_atomically as replace_file
+from ..safe_io.atomic_write import write_atomically as replace_file
 from .engine import lint_source
-from .source_lines import source_lines
+from ..safe_io.source_lines import source_lines
 
 MAX_ROUNDS = 8  # a fix never enables another forever; this bounds a pathological case
 

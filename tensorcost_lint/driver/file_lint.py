@@ -7,8 +7,8 @@ importing each other.
 from __future__ import annotations
 
 from .engine import LintResult, lint_source, may_have_findings
-from .files import UnreadableFile, read_source
-from .findings import Finding
+from ..safe_io.files import UnreadableFile, read_source
+from ..rules.findings import Finding
 
 READ_ERROR_CODE = "E902"
 

@@ -17,7 +17,7 @@ from estimator.planner import STRATEGIES, Network, build_network, framework_exec
 from estimator.planner import numpy_paths, opt_einsum_paths
 from shape_annotations import Polynomial, ShapeError
 
-from .analysis.problems import CountTooLarge
+from ..analysis.problems import CountTooLarge
 from .cost_steps import attention_polynomial, planned_framework, relabel
 
 _SINGLE_EINSUM = "single einsum"  # a path of one step over every operand

@@ -21,9 +21,9 @@ import stat
 import sys
 from pathlib import Path
 
-from . import __version__
-from .atomic_write import write_atomically
-from .bounded_read import read_capped
+from .. import __version__
+from ..safe_io.atomic_write import write_atomically
+from ..safe_io.bounded_read import read_capped
 from .cache_entries import ENTRY_FORMAT, InvalidEntry, decode_entry, encode_entry
 
 CACHE_DIRECTORY_NAME = ".tensorcost_cache"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 
-from .config.errors import ConfigError
-from .rules import ALL_RULES
+from ..config.errors import ConfigError
+from . import ALL_RULES
 
 RULE_PREFIX = "TCL"
 ALL_SELECTOR = "ALL"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .file_lint import READ_ERROR_CODE, lint_file, lint_text
-from .files import discover
+from ..safe_io.files import discover
 
 __all__ = ["READ_ERROR_CODE", "Report", "lint_file", "lint_paths", "lint_text"]
 
