@@ -9,7 +9,6 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.facts import TensorFact
-from .decisions import decide
 from .memory_parameters import dropout_probability
 from .strides import product
 
@@ -39,7 +38,7 @@ def dropout_saved(run, p, out, args):
 def functional_dropout(run, interp, node: cst.Call, out, args):
     """`F.dropout(input, p=0.5, training=True)`: `training=self.training` false is the input."""
     p_node, training = argument(node, 1, "p"), argument(node, 2, "training")
-    off = training is not None and decide(run, interp, training) is False
+    off = training is not None and run.condition(interp, training) is False
     p = 0 if off else 0.5 if p_node is None else dropout_probability(run, interp, p_node)
     return dropout_saved(run, p, out, args)
 

@@ -141,8 +141,6 @@ def _callable(interp, args):
 
 def _filter(interp, args):
     """`filter(f, seq)` over a known sequence: the items whose `f(item)` is known true."""
-    from .expressions import truth as known_truth
-
     if args.keywords or args.starred or len(args.positional) != 2:
         return UNHANDLED
     function, sequence = (interp.eval(value) for value in args.positional)
@@ -152,7 +150,7 @@ def _filter(interp, args):
     kept = []
     for item in items:
         result = item if function is NONE else call_with_facts(interp, args.positional[0], function, [item])
-        decided = known_truth(interp.run, result)
+        decided = interp.run.truth(result)
         if decided is None:
             return None
         if decided:
@@ -162,14 +160,12 @@ def _filter(interp, args):
 
 def _any_all(want_all: bool):
     def handler(interp, args):
-        from .expressions import truth as known_truth
-
         if args.keywords or args.starred or len(args.positional) != 1:
             return UNHANDLED
         items = items_of(interp.eval(args.positional[0]))
         if items is None:
             return None
-        truths = [known_truth(interp.run, item) for item in items]
+        truths = [interp.run.truth(item) for item in items]
         if want_all:
             return BoolFact(False) if False in truths else (BoolFact(True) if None not in truths else None)
         return BoolFact(True) if True in truths else (BoolFact(False) if None not in truths else None)
@@ -230,11 +226,9 @@ def _int(interp, args):
 
 def _bool(interp, args):
     """`bool(x)` of a value whose truth is known (`bool(cond(key))`)."""
-    from .expressions import truth
-
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
-    decided = truth(interp.run, interp.eval(args.positional[0]))
+    decided = interp.run.truth(interp.eval(args.positional[0]))
     return None if decided is None else BoolFact(decided)
 
 

@@ -23,7 +23,6 @@ from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 from ..analysis import module_shapes, multihead_attention
 from ..analysis.facts import ModuleFact, ScalarFact, SelfFact, TensorFact
 from . import python_values
-from .decisions import decide
 from .library_values import ZERO_FLOAT
 from .objects import NONE, Embedding, ModuleDict, ModuleList, Sequential
 
@@ -151,7 +150,7 @@ class ParameterLedger:
 
 def _switch(run, interp, args, position, keyword) -> bool | None:
     node = args.get(position, keyword)
-    return True if node is None else decide(run, interp, node)
+    return True if node is None else run.condition(interp, node)
 
 
 def _size(interp, node):
@@ -375,4 +374,4 @@ def dropout_probability(run, interp, node):
     known = run.floats.value(fact) if type(fact) is ScalarFact else None
     if known is not None:
         return known
-    return 0 if decide(run, interp, node) is False else None
+    return 0 if run.condition(interp, node) is False else None

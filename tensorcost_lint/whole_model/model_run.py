@@ -14,6 +14,7 @@ from ..analysis.context import Recorder
 from ..analysis.cst_parse import parse_module
 from . import class_decorators
 from .decisions import decide
+from .expressions import truth
 from .inheritance import find_method, owner_of
 from .model_evaluator import ModelEvaluator
 from .code_calls import CodeCalls
@@ -268,6 +269,16 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         return None if found is None else FunctionRef(found[0], found[1], instance)
 
     # -- branches ----------------------------------------------------------------------------------
+    # Python's truth protocol and a condition's decision, for the semantics below the run (builtins,
+    # layer switches) that are handed the run rather than importing the evaluator above them
+    def truth(self, fact) -> bool | None:
+        return truth(self, fact)
+
+    def condition(self, interp, node) -> bool | None:
+        """`node`'s truth when decided (`training=self.training`), without noting an undecided
+        condition on a repeated layer's index as a branch does."""
+        return decide(self, interp, node)
+
     def decide(self, interp, node):
         decision = decide(self, interp, node)
         if decision is None:
