@@ -102,7 +102,7 @@ def run(args) -> int:
 
 def _draw_memory(target: str, picture_format: str, config, inputs) -> None:
     from ..reporting.memory_bars import render_memory_bars
-    from ..whole_model.report import model_json
+    from ..whole_model.report.report import model_json
     from .model_command import analyse_entries
 
     if not config.models:

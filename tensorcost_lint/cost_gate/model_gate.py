@@ -9,7 +9,7 @@ import os
 from .. import __version__
 from ..safe_io.files import UnreadableFile, read_source
 from ..model_check.check_merge import configured_models
-from ..whole_model.model_facts import ModelRegression
+from ..whole_model.values.model_facts import ModelRegression
 from ..baseline.collect import CurrentSite
 from ..baseline.compare import Comparison, MetricChange, compare, grew
 from ..baseline.document import Baseline

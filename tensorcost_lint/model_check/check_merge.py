@@ -23,9 +23,9 @@ from ..rules.findings import Finding
 from ..rules.selection import enabled_codes
 from ..rules import RULES_BY_CODE
 from .in_check import ModelOutcome, run_model
-from ..whole_model.memory_facts import over_device_memory
-from ..whole_model.model_facts import over_budget
-from ..whole_model.source_error import SourceError
+from ..whole_model.values.memory_facts import over_device_memory
+from ..whole_model.values.model_facts import over_budget
+from ..whole_model.values.source_error import SourceError
 
 
 @dataclass

@@ -18,12 +18,12 @@ from pathlib import Path
 from ..safe_io.bounded_read import read_capped
 from ..rules import ALL_RULES, RuleContext, SiteResult, describe
 from ..costing.site_costs import cost_site
-from ..whole_model.analyse import analyse_model
-from ..whole_model.memory_facts import memory_totals_of
-from ..whole_model.objects import SiteEntry
-from ..whole_model.report import model_json
-from ..whole_model.source_error import SourceError
-from ..whole_model.source_tree import MAX_SOURCE_BYTES
+from ..whole_model.report.analyse import analyse_model
+from ..whole_model.values.memory_facts import memory_totals_of
+from ..whole_model.values.objects import SiteEntry
+from ..whole_model.report.report import model_json
+from ..whole_model.values.source_error import SourceError
+from ..whole_model.source.source_tree import MAX_SOURCE_BYTES
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.

@@ -10,7 +10,7 @@ from pathlib import Path
 from tensorcost_lint.analysis import problems
 from tensorcost_lint.baseline import compare
 from tensorcost_lint.rules import ALL_RULES, RULE_FOR_FACT
-from tensorcost_lint.whole_model import memory_facts, model_facts
+from tensorcost_lint.whole_model.values import memory_facts, model_facts
 
 from .test_import_layers import PACKAGE_FLOORS, _modules, _package_floor
 

@@ -37,12 +37,17 @@ PACKAGE_FLOORS = {
     "baseline documents": ("baseline",),
     "rules": ("rules",),
     "project config": ("config.project_config", "config.per_file_ignores", "config.config_discovery"),
-    "whole-model report": ("whole_model.analyse", "whole_model.totals", "whole_model.report",
-                           "whole_model.report_text", "whole_model.memory_report"),
+    "whole-model report": ("whole_model.report",),
     "formats and driver": ("formats", "driver"),
     "check integration": ("model_check", "cost_gate"),
     "front ends": ("cli", "adapters", "reporting", "measurement", "reference"),
 }
+
+# Inside the whole-model run, lowest first: the value model and the records a run makes; reading
+# source (the files, classes and bindings of a model's tree); Python's semantics (builtins, stdlib,
+# classes, containers); the library's (torch, nn, autograd); memory and storage; the evaluator that
+# runs a model over all of those. Its report sits above the rules (PACKAGE_FLOORS).
+WHOLE_MODEL_FLOORS = ("values", "source", "python", "library", "memory", "run")
 
 
 def _package_floor(module: str) -> int | None:
@@ -163,14 +168,28 @@ def test_every_module_imports_only_its_package_floor_or_below():
 
 def test_the_package_floors_see_an_import_upwards():
     graph = {"tensorcost_lint.safe_io.files": {"tensorcost_lint.rules.base"},
-             "tensorcost_lint.whole_model.totals": {"tensorcost_lint.rules"},
-             "tensorcost_lint.whole_model.storage": {"tensorcost_lint.whole_model.totals"},
+             "tensorcost_lint.whole_model.report.totals": {"tensorcost_lint.rules"},
+             "tensorcost_lint.whole_model.memory.storage": {"tensorcost_lint.whole_model.report.totals"},
              "tensorcost_lint.newpackage.thing": set()}
     assert _floor_violations(graph) == [
         "tensorcost_lint.newpackage.thing has no floor: add its package to PACKAGE_FLOORS",
         "tensorcost_lint.safe_io.files (safe io) imports tensorcost_lint.rules.base (rules)",
-        "tensorcost_lint.whole_model.storage (whole-model run) imports tensorcost_lint.whole_model.totals "
+        "tensorcost_lint.whole_model.memory.storage (whole-model run) imports tensorcost_lint.whole_model.report.totals "
         "(whole-model report)"]
+
+
+def test_whole_model_modules_import_only_their_floor_or_below():
+    prefix = "tensorcost_lint.whole_model."
+    inside = {name for name in _modules() if name.startswith(prefix) and not name.startswith(prefix + "report")}
+    floor_of = {name: WHOLE_MODEL_FLOORS.index(name[len(prefix):].split(".")[0]) for name in inside
+                if name[len(prefix):].split(".")[0] in WHOLE_MODEL_FLOORS}
+    assert inside - {prefix.rstrip(".")} == set(floor_of), "give each whole-model module a floor (a subpackage)"
+    graph = _graph()
+    for name in sorted(floor_of):
+        for target in sorted(graph[name]):
+            if target in floor_of:
+                assert floor_of[target] <= floor_of[name], \
+                    f"{name} ({WHOLE_MODEL_FLOORS[floor_of[name]]}) imports {target} ({WHOLE_MODEL_FLOORS[floor_of[target]]})"
 
 
 def test_analysis_modules_import_only_their_floor_or_below():

@@ -9,7 +9,7 @@ from tests.cli.inprocess import tensorcost_in
 from tests.whole_model.gate_fixture import MODEL, make_project
 
 from tensorcost_lint.model_check import in_check
-from tensorcost_lint.whole_model.model_facts import over_budget
+from tensorcost_lint.whole_model.values.model_facts import over_budget
 
 
 def _json(project, *extra):
