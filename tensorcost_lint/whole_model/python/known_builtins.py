@@ -1,9 +1,9 @@
 """Builtins over values the run knows exactly (known_values.py): `range`, `zip` (also
 `zip(*lists)`), `enumerate`, `iter`/`next`, `callable`, `filter` (calling the filter: a function, a
 partial or an object with its own `__call__`), `any`/`all`, `isinstance`, `len`, `int(flag)`,
-`max`/`min`, `setattr`. This module is the one dispatch by name (`builtin`, the `_BUILTINS` and
-`_STDLIB` tables); the builtins that build containers (`list`, `dict`, `sorted`, ...) are in
-known_containers.py, and `functools.partial` and calls of what a call returns
+`max`/`min`, `setattr`, `bool`, `type`. The registry (library/builtin_registry.py) names each
+builtin once, with its readings in order; the builtins that build containers (`list`, `dict`,
+`sorted`, ...) are in known_containers.py, and `functools.partial` and calls of what a call returns
 (`maybe(self.norm)(q)`) in known_calls.py.
 
 A handler that evaluates its arguments always answers (a value or None), so nothing is evaluated
@@ -15,7 +15,7 @@ import libcst as cst
 
 from ...analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import call_binding, config_copies, known_containers, known_floats, known_math, python_values
+from . import call_binding, known_floats, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -26,27 +26,12 @@ from ..values.library_objects import IntFact, MappingFact
 from ..values.objects import NONE, BoolFact, ClassRef, ModuleList
 
 
-def _shadowed(interp, name: str) -> bool:
+def shadowed(interp, name: str) -> bool:
+    """Whether the code rebinds a builtin's name (a local, a definition or an import of it)."""
     return name in interp.env or name in interp.source.definitions or name in interp.source.from_imports
 
 
-def builtin(interp, node: cst.Call, args, name: str | None = None):
-    """The builtins over known values, and the stdlib callables named by `name` (the callee's
-    imported name); UNHANDLED leaves the call to the readings after this one. A handler that
-    evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
-    if name in _STDLIB:
-        return _STDLIB[name](interp, args)
-    func = node.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "dict" \
-            and func.attr.value == "fromkeys" and not _shadowed(interp, "dict"):
-        return known_containers.fromkeys(interp, args)
-    if not isinstance(func, cst.Name) or _shadowed(interp, func.value):
-        return UNHANDLED
-    handler = _BUILTINS.get(func.value)
-    return UNHANDLED if handler is None else handler(interp, args)
-
-
-def _range(interp, args):
+def range_call(interp, args):
     """`range(n)` as a value (`tuple(range(len(layer_types)))`); a loop or comprehension over
     `range(n)` keeps its repeat reading (see `is_range_call`)."""
     if args.keywords or args.starred or not 1 <= len(args.positional) <= 3:
@@ -64,7 +49,7 @@ def _evaluated(interp, args):
     return call_binding.evaluate_arguments(interp, args)
 
 
-def _zip(interp, args):
+def zip_call(interp, args):
     """`zip(a, b)` and `zip(*lists)` over known sequences: the tuples Python makes. Module lists
     repeated by a count keep the reading of python_values.zipped."""
     if args.keywords or not args.positional:
@@ -78,7 +63,7 @@ def _zip(interp, args):
     return SequenceFact(tuple(SequenceFact(group) for group in zip(*lists)))
 
 
-def _enumerate(interp, args):
+def enumerate_call(interp, args):
     if args.starred or len(args.positional) not in (1, 2) or args.keywords:
         return UNHANDLED
     if is_plain(args.positional[0]):
@@ -94,7 +79,7 @@ def _enumerate(interp, args):
     return SequenceFact(index_pairs(items, start))
 
 
-def _iter(interp, args):
+def iter_call(interp, args):
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     value = interp.eval(args.positional[0])
@@ -104,7 +89,7 @@ def _iter(interp, args):
     return None if items is None else IteratorFact(tuple(items))
 
 
-def _next(interp, args):
+def next_call(interp, args):
     """`next(it, default)`: the iterator's next item, or the default once it is exhausted."""
     if args.keywords or args.starred or len(args.positional) not in (1, 2):
         return UNHANDLED
@@ -121,7 +106,7 @@ def _next(interp, args):
     return default
 
 
-def _setattr(interp, args):
+def setattr_call(interp, args):
     """`setattr(self, f"{kind}_inv_freq", buffer)` with a known name: the attribute, as `self.x = v`."""
     if args.keywords or args.starred or len(args.positional) != 3:
         return UNHANDLED
@@ -133,14 +118,14 @@ def _setattr(interp, args):
     return NONE
 
 
-def _callable(interp, args):
+def callable_call(interp, args):
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     decided = callable_value(interp.run, interp.eval(args.positional[0]))
     return None if decided is None else BoolFact(decided)
 
 
-def _filter(interp, args):
+def filter_call(interp, args):
     """`filter(f, seq)` over a known sequence: the items whose `f(item)` is known true."""
     if args.keywords or args.starred or len(args.positional) != 2:
         return UNHANDLED
@@ -159,7 +144,7 @@ def _filter(interp, args):
     return SequenceFact(tuple(kept))
 
 
-def _any_all(want_all: bool):
+def any_all_call(want_all: bool):
     def handler(interp, args):
         if args.keywords or args.starred or len(args.positional) != 1:
             return UNHANDLED
@@ -173,7 +158,7 @@ def _any_all(want_all: bool):
     return handler
 
 
-def _isinstance(interp, args):
+def isinstance_call(interp, args):
     """`isinstance(x, T)` for the known values the per-file reading leaves undecided: an int that
     is not a size (`cast_tuple(0., n)`), a bool, a dict."""
     if args.keywords or args.starred or len(args.positional) != 2 or not is_plain(args.positional[0]):
@@ -182,7 +167,7 @@ def _isinstance(interp, args):
     types = args.positional[1]
     nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
     names = {node.value if isinstance(node, cst.Name) else None for node in nodes}
-    if None in names or any(_shadowed(interp, name) for name in names):
+    if None in names or any(shadowed(interp, name) for name in names):
         return UNHANDLED
     kinds = {IntFact: {"int"}, BoolFact: {"bool", "int"}, MappingFact: {"dict"}}.get(type(value))
     containers = {"tuple", "list", "dict", "str", "int", "float", "bool", "set", "frozenset"}
@@ -193,7 +178,7 @@ def _isinstance(interp, args):
     return BoolFact(bool(names & kinds))
 
 
-def length(interp, args):
+def len_call(interp, args):
     """`len(masks)` of a list appended to a known number of times, `len(prefix)` of a string."""
     if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
         return UNHANDLED
@@ -213,19 +198,24 @@ def length(interp, args):
     return UNHANDLED
 
 
-def _int(interp, args):
+def int_call(interp, args):
     """`int(flag)`, `int(not match)` of a known bool; other ints as before (the argument is free of
     sites, so reading it again there records nothing twice)."""
-    if args.keywords or args.starred or len(args.positional) != 1 or not side_effect_free(args.positional[0]):
+    if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
+    free = side_effect_free(args.positional[0])
     value = interp.eval(args.positional[0])
     if type(value) is BoolFact:
         return int_fact(int(value.value))
     truncated = known_floats.truncated(interp.run, value)  # `int(head_dim * partial_rotary_factor)`
-    return int_fact(truncated) if truncated is not None else UNHANDLED
+    if truncated is not None:
+        return int_fact(truncated)
+    if free:
+        return UNHANDLED  # read again by library_builtins.int_of, which keeps a ratio of dims symbolic
+    return value if type(value) is DimFact else ScalarFact()  # evaluated once: this reading answers
 
 
-def _bool(interp, args):
+def bool_call(interp, args):
     """`bool(x)` of a value whose truth is known (`bool(cond(key))`)."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
@@ -233,15 +223,20 @@ def _bool(interp, args):
     return None if decided is None else BoolFact(decided)
 
 
-def _extreme(pick):
+def extreme_call(pick):
     def handler(interp, args):
-        """`max(1, n)` / `min(low, 0)` of known numbers: the argument Python picks (the first of
+        """`max(1, n)` / `min(low, 0)` / `max(widths)` of known numbers: the argument Python picks (the first of
         equal ones), itself, as Python returns it (`min(start + block, seq_len)` is the dim seq_len,
         its formula kept); of numbers not all known, a number of no known value (`x - max(low, 0)`
         keeps x's shape); unknown otherwise."""
-        if args.keywords or args.starred or len(args.positional) < 2:
+        if args.keywords or args.starred or not args.positional:
             return UNHANDLED
-        facts = [interp.eval(value) for value in args.positional]
+        if len(args.positional) == 1:  # `max(widths)`: the largest item of an iterable
+            facts = items_of(interp.eval(args.positional[0]))
+            if not facts:
+                return None  # unknown items, or none (Python raises)
+        else:
+            facts = [interp.eval(value) for value in args.positional]
         values = [known_floats.number(interp.run, fact) for fact in facts]
         if None in values:
             return ScalarFact() if all(type(fact) in NUMBERS for fact in facts) else None
@@ -250,21 +245,10 @@ def _extreme(pick):
     return handler
 
 
-def _type(interp, args):
+def type_call(interp, args):
     """`type(obj)` of an object of a class of the tree (the run's config included, an instance of
     its config class): that class; None for any other value."""
     if len(args.positional) != 1 or args.keywords or args.starred:
         return UNHANDLED  # `type(name, bases, namespace)` makes a class
     instance = interp.run.instance(interp.eval(args.positional[0]))
     return None if instance is None else ClassRef(instance.source, instance.cls)
-
-
-_BUILTINS = {"range": _range, "type": _type, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
-             "callable": _callable, "filter": _filter, "any": _any_all(False), "all": _any_all(True),
-             "isinstance": _isinstance, "len": length, "int": _int, "max": _extreme(max), "min": _extreme(min),
-             "bool": _bool, "setattr": _setattr, **known_containers.BUILTINS}
-# stdlib callables by their imported name (`from collections import OrderedDict`)
-_STDLIB = {"copy.deepcopy": config_copies.deepcopy_call, "copy.copy": config_copies.copy_call,
-           **known_containers.STDLIB, **known_math.FUNCTIONS}
-
-

@@ -3,9 +3,9 @@ and `tuple(x)`, `set`/`frozenset`, `sorted`, `reversed`, `dict(...)`, `dict.from
 `collections.OrderedDict` and `itertools.chain`. Configuration code reshapes its layer lists and
 kwarg dicts with them before any module is built (`list(reversed(dims))`, `dict(zip(keys, values))`).
 
-Apart from known_builtins.py, which dispatches every builtin by name and merges this module's
-tables (BUILTINS, STDLIB) into its own, because these are the builtins that make a new container:
-each gives the items Python would, in Python's order, or unknown (None)."""
+Apart from known_builtins.py because these are the builtins that make a new container: each gives
+the items Python would, in Python's order, or unknown (None). library/builtin_registry.py names
+them."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ..values.objects import NONE, BoolFact, ModuleList
 NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
 
 
-def _sequence(interp, args):
+def sequence_call(interp, args):
     """`list(x)` / `tuple(x)`: a module list stays one; known iterables give their items."""
     if args.keywords or args.starred or len(args.positional) > 1:
         return UNHANDLED
@@ -38,7 +38,7 @@ def _sequence(interp, args):
     return None if items is None else SequenceFact(tuple(items))
 
 
-def _set(interp, args):
+def set_call(interp, args):
     """`set(x)` / `frozenset(x)` of known plain items: each distinct item once. Python's iteration
     order of a set is not the code's to rely on; first occurrence is taken, which changes no total
     (a loop over a set costs each item once, in any order)."""
@@ -74,7 +74,7 @@ def _sort_key(interp, item):
     return None if value is None else (0, value)
 
 
-def _sorted(interp, args):
+def sorted_call(interp, args):
     """`sorted(x)` / `sorted(x, reverse=True)` of known strings or numbers (one kind, as Python
     requires): the items in order; a `key=` function is not modelled."""
     if args.starred or len(args.positional) != 1 or set(args.keywords) - {"reverse"}:
@@ -89,7 +89,7 @@ def _sorted(interp, args):
     return SequenceFact(tuple(items[i] for i in order))
 
 
-def _reversed(interp, args):
+def reversed_call(interp, args):
     """`reversed(x)` of a known sequence or of a module list's listed items."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
@@ -102,7 +102,7 @@ def _reversed(interp, args):
     return None if items is None else IteratorFact(tuple(reversed(items)))
 
 
-def _dict(interp, args):
+def dict_call(interp, args):
     """`dict()`, `dict(a=1)`, `dict(mapping, a=1)`, `dict([("a", x), ...])` (and OrderedDict, the
     same in insertion order): a known mapping with string keys."""
     positional, keywords = call_binding.evaluate_arguments(interp, args)
@@ -141,7 +141,7 @@ def _pairs(value):
     return pairs
 
 
-def _chain(interp, args):
+def chain_call(interp, args):
     """`itertools.chain(a, b, ...)` of known sequences (module lists with listed items too): one
     iterator over all their items in turn."""
     if args.keywords:
@@ -168,9 +168,3 @@ def _listed(interp, value):
         count = int_of(interp.run, DimFact(value.count))
         return None if count is None or count > MAX_ITEMS else value.items * count
     return items_of(value)
-
-
-BUILTINS = {"list": _sequence, "tuple": _sequence, "dict": _dict, "set": _set, "frozenset": _set,
-            "sorted": _sorted, "reversed": _reversed}
-# stdlib callables by their imported name (`from collections import OrderedDict`)
-STDLIB = {"collections.OrderedDict": _dict, "itertools.chain": _chain}

@@ -74,6 +74,12 @@ def arithmetic(run, operator, left, right):
     return run.floats.make(float(result))
 
 
+def negated(run, fact: ScalarFact) -> ScalarFact:
+    """`-x` of a number: the negated float when x's value is known, else a number of no known value."""
+    value = run.floats.value(fact)
+    return ScalarFact() if value is None else run.floats.make(-value)
+
+
 def truncated(run, fact):
     """`int(x)` of a known float: Python's truncation toward zero, as an int; None when unknown."""
     value = run.floats.value(fact) if type(fact) is ScalarFact else None

@@ -50,5 +50,5 @@ def _function(compute):
     return handler
 
 
-# the math functions by their imported name, read by known_builtins.builtin
+# the math functions by their imported name, entries of library/builtin_registry.py's STDLIB
 FUNCTIONS = {name: _function(compute) for name, compute in {**_FLOAT_RESULTS, **_INT_RESULTS}.items()}

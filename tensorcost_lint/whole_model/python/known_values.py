@@ -210,6 +210,8 @@ def arithmetic(run, operator, left, right):
             return BoolFact(left.value and right.value)
         if isinstance(operator, cst.BitXor):
             return BoolFact(left.value != right.value)
+    # bool is an int subclass: `2 + flag`, `n * use_bias`, `True + True` compute with 0 and 1
+    left, right = (IntFact(int(fact.value)) if type(fact) is BoolFact else fact for fact in (left, right))
     if isinstance(operator, cst.Modulo) and type(left) in (IntFact, DimFact) and type(right) in (IntFact, DimFact):
         a, b = int_of(run, left), int_of(run, right)
         return int_fact(a % b) if a is not None and b else UNHANDLED

@@ -21,8 +21,6 @@ from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ...analysis.interpreter import UNHANDLED
 from ..values import autograd_functions
-from . import zipping
-from ..values.lambdas import mapped
 from ..values.library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from ..values.objects import (
     CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, Sequential
@@ -308,19 +306,13 @@ def _is_class(value) -> bool:
 
 # -- dispatch --------------------------------------------------------------------------------------------
 
-_BUILTINS = {"map": mapped, "zip": zipping.zipped, "list": listed, "enumerate": zipping.enumerated}
-
-
-def call_builtin(interp, node, args, name):
-    """Builtins and library calls this module models; UNHANDLED for anything else."""
+def library_named(interp, args, name: str):
+    """A library callable this module builds a value of, by its imported name: an einops layer
+    (`Rearrange("b n d -> b d n")`) or a partial; UNHANDLED for any other."""
     if name == "functools.partial":
         return make_partial(interp, args)
     if name in EINOPS_LAYERS:
         return build_einops_layer(interp, EINOPS_LAYERS[name], args)
-    func = node.func
-    if isinstance(func, cst.Name) and func.value in _BUILTINS and func.value not in interp.env \
-            and func.value not in interp.source.definitions and func.value not in interp.source.from_imports:
-        return _BUILTINS[func.value](interp, args)
     return UNHANDLED
 
 
@@ -349,7 +341,7 @@ def call_value(interp, node, callee, args):
 
 def call_named(interp, node, args, name: str):
     """A library callee named by a partial (`partial(nn.Linear, bias=False)`), with merged args."""
-    handled = call_builtin(interp, node, args, name)
+    handled = library_named(interp, args, name)
     if handled is not UNHANDLED:
         return handled
     if name.startswith("torch.nn.") and not name.startswith("torch.nn.functional."):  # F.softmax: below

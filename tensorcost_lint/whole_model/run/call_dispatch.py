@@ -11,13 +11,12 @@ from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_builtins, known_calls, known_methods, known_values, python_values,
-    registries
+    attribute_presence, class_members, known_calls, known_methods, known_values, python_values, registries
 )
-from . import choices, expressions
+from . import choices
 from ..values import installed_source, library_layers
 from ..source import module_bindings
-from ..library import module_casts, module_methods, torch_values
+from ..library import builtin_registry, module_casts, module_methods, torch_values
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from ..library.checkpointing import call_checkpoint, is_checkpoint_call
 from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
@@ -42,19 +41,14 @@ class CallDispatch:
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:
                 return imported
-        handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
-        if handled is UNHANDLED and name == "functools.partial":
-            handled = known_calls.partial(self, args)
-        if handled is UNHANDLED:
-            handled = python_values.call_builtin(self, node, args, name)
+        handled = builtin_registry.call_builtin(self, node, args, name)  # builtins and stdlib, one registry
+        if handled is UNHANDLED and name in library_layers.EINOPS_LAYERS:  # `Rearrange("b n d -> b d n")`
+            handled = library_layers.build_einops_layer(self, library_layers.EINOPS_LAYERS[name], args)
         if handled is not UNHANDLED:
             return handled
         if name is not None and name.startswith("torch.nn."):
             return self.torch_module(name, args)
         func = node.func
-        built_in = expressions.builtin_call(self, node, args)
-        if built_in is not UNHANDLED:
-            return built_in
         if isinstance(func, cst.Attribute) and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":

@@ -1,7 +1,7 @@
 """Expressions a whole-model run reads beyond the per-file evaluator: conditional expressions and
 `and`/`or` decided by known values, tuples with `*rest` spliced, sequence slices and concatenation
 (`x.size()[:-1] + (self.nf,)`), indexing of module lists, mappings, registries and output
-records, and the builtins `getattr`, `isinstance`, `len` and `super`.
+records. The builtins are read through library/builtin_registry.py.
 
 Each function returns UNHANDLED when the per-file evaluator's reading applies."""
 
@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import BinOp, Const, evaluate_dim, same_dim, simplify_dim
+from shape_annotations import Const, evaluate_dim, same_dim
 
 from ...analysis import shape_ops
 from ...analysis.facts import (
-    CONFIG, INFER_DIM, DimFact, IntFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+    INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 )
 from ...analysis.indexing import index_tensor
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
-from ..python import attribute_presence, config_copies, known_values, output_records, python_values, registries
+from ..python import known_values, output_records, python_values, registries
 from ..library import library_values
 from ..values.mapping_keys import key_of
 from ..python.known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
-from ..values.library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
+from ..values.library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from ..values.objects import (
     NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential, known_count
 )
@@ -295,54 +295,6 @@ def _from_start_to_end(interp, part: cst.Slice) -> bool:
     return (lower is NONE or type(lower) is IntFact and lower.value == 0) and upper is NONE
 
 
-# -- builtins --------------------------------------------------------------------------------------
-
-def builtin_call(interp, node: cst.Call, args):
-    func = node.func
-    if not isinstance(func, cst.Name) or func.value in interp.env:
-        return UNHANDLED
-    name = func.value
-    run = interp.run
-    if name == "getattr":
-        return library_values.getattr_call(run, interp, args)
-    if name == "isinstance":
-        decided = library_values.isinstance_decision(interp, args)
-        return UNHANDLED if decided is None else BoolFact(decided)
-    if name == "len" and len(args.positional) == 1 and not args.keywords:
-        fact = interp.eval(args.positional[0])
-        if type(fact) is MappingFact:
-            return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
-        if type(fact) is SequenceFact:
-            return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
-        if type(fact) is ModuleList:
-            return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
-        return None
-    if name == "super" and not args.positional and not args.keywords and run.frames:
-        method, self_fact = run.frames[-1]
-        return SuperRef(self_fact, method) if self_fact is not None else None
-    if name == "int" and len(args.positional) == 1 and not args.keywords:
-        return _int_of(interp, args.positional[0])
-    if name == "hasattr" and len(args.positional) == 2 and not args.keywords:
-        owner, attribute = (interp.eval(value) for value in args.positional)
-        if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
-            owner = CONFIG  # a deep copy of the config has what the config has
-        if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
-            return attribute_presence.has_attribute(run, owner, attribute.value)
-        if owner is CONFIG and type(attribute) is StringFact and run.config_values:
-            return BoolFact(library_values.config_has(run, attribute.value))
-        return None
-    if name == "slice" and len(args.positional) == 2 and not args.keywords:
-        lower, upper = (interp.eval(value) for value in args.positional)
-        whole = (type(lower) is IntFact and lower.value == 0 or lower is NONE) and upper is NONE
-        return WHOLE_SLICE if whole else None
-    if name == "tuple" and len(args.positional) == 1:
-        fact = interp.eval(args.positional[0])
-        if type(fact) is RecordFact:
-            return output_records.as_sequence(fact)
-        return fact if type(fact) is SequenceFact else None
-    return UNHANDLED
-
-
 def enumerated(node, env):
     """The iterable of `enumerate(x)` (x), or None."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "enumerate" \
@@ -368,22 +320,3 @@ def dict_literal(interp, node: cst.Dict):
         else:
             known = False
     return MappingFact(tuple(dict(items).items())) if known else None  # a repeated key: its last value
-
-
-def _int_of(interp, node):
-    """`int(config.hidden_size / config.num_attention_heads)`: the floor of a ratio of dims, kept
-    symbolic when it divides exactly."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-        left, right = interp.eval(node.left), interp.eval(node.right)
-        if type(left) is DimFact and type(right) is DimFact:
-            try:
-                a, b = evaluate_dim(left.dim, interp.run.sizes), evaluate_dim(right.dim, interp.run.sizes)
-            except Exception:  # noqa: BLE001 - unbound: not known to divide
-                return ScalarFact()
-            if a is not None and b:
-                return DimFact(simplify_dim(BinOp("//", left.dim, right.dim))) if a % b == 0 else DimFact(Const(a // b))
-        return ScalarFact()
-    fact = interp.eval(node)
-    return fact if type(fact) is DimFact else ScalarFact()
-
-

@@ -140,8 +140,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
             size = known_values.int_of(self.run, fact) if type(fact) is DimFact else None
             if size is not None:
                 return known_values.int_fact(-size)  # `-self.keep` of a known 3 is the int -3
-            return fact.with_shape(fact.shape) if type(fact) is TensorFact else (
-                ScalarFact() if type(fact) in (ScalarFact, DimFact) else None)
+            if type(fact) is ScalarFact:
+                return known_floats.negated(self.run, fact)  # `-3.5`: its value kept, as `3.5`'s is
+            return fact.with_shape(fact.shape) if type(fact) is TensorFact else (ScalarFact() if type(fact) is DimFact else None)
         return super()._eval_UnaryOperation(node)
 
     def _eval_Lambda(self, node: cst.Lambda):
@@ -393,8 +394,6 @@ def _returned_by_tree_code(run, node, fact) -> bool:
 
 
 def _grad_items(run, fact) -> list:
-    if type(fact) is python_values.GrowingList:  # a list built by appends stands for what it holds
-        items = tuple(item for item, _ in fact.runs)
-    else:
-        items = fact.items if type(fact) is SequenceFact else (fact,)
+    growing = type(fact) is python_values.GrowingList  # a list built by appends stands for what it holds
+    items = tuple(item for item, _ in fact.runs) if growing else fact.items if type(fact) is SequenceFact else (fact,)
     return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]

@@ -1,0 +1,103 @@
+"""The builtins over the values of a model's library and objects rather than plain known values:
+`getattr`/`hasattr` of configs and modules (a deep copy of the config has what the config has),
+`isinstance` of library values, `len` of mappings and module lists, `super()` in the frame of the
+method that calls it, `int(a / b)` of dims, `slice(0, None)`, `tuple(record)`. The registry
+(builtin_registry.py) tries them after the readings over exactly known values.
+
+Each returns UNHANDLED when it has not touched its arguments (another reading may apply)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
+
+from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ...analysis.interpreter import UNHANDLED
+from ..python import attribute_presence, config_copies, output_records
+from ..values.library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, SuperRef
+from ..values.objects import NONE, BoolFact, ClassRef, ModuleList
+from . import library_values
+
+
+def getattr_of(interp, args):
+    return library_values.getattr_call(interp.run, interp, args)
+
+
+def isinstance_of(interp, args):
+    decided = library_values.isinstance_decision(interp, args)
+    return UNHANDLED if decided is None else BoolFact(decided)
+
+
+def length_of(interp, args):
+    """`len(mapping)`, `len(seq)`, `len(self.layers)`: a size (a dim, so layer counts stay symbolic)."""
+    if len(args.positional) != 1 or args.keywords:
+        return UNHANDLED
+    fact = interp.eval(args.positional[0])
+    if type(fact) in (MappingFact, SequenceFact):
+        return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
+    if type(fact) is ModuleList:
+        return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
+    return None
+
+
+def super_of(interp, args):
+    """`super()` with no arguments: the frame's own class and instance, as Python's `__class__` cell."""
+    run = interp.run
+    if args.positional or args.keywords or not run.frames:
+        return UNHANDLED
+    method, self_fact = run.frames[-1]
+    return SuperRef(self_fact, method) if self_fact is not None else None
+
+
+def int_of(interp, args):
+    """`int(config.hidden_size / config.num_attention_heads)`: the floor of a ratio of dims, kept
+    symbolic when it divides exactly."""
+    if len(args.positional) != 1 or args.keywords:
+        return UNHANDLED
+    node = args.positional[0]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        left, right = interp.eval(node.left), interp.eval(node.right)
+        if type(left) is DimFact and type(right) is DimFact:
+            try:
+                a, b = evaluate_dim(left.dim, interp.run.sizes), evaluate_dim(right.dim, interp.run.sizes)
+            except Exception:  # noqa: BLE001 - unbound: not known to divide
+                return ScalarFact()
+            if a is not None and b:
+                return DimFact(simplify_dim(BinOp("//", left.dim, right.dim))) if a % b == 0 else DimFact(Const(a // b))
+        return ScalarFact()
+    fact = interp.eval(node)
+    return fact if type(fact) is DimFact else ScalarFact()
+
+
+def hasattr_of(interp, args):
+    if len(args.positional) != 2 or args.keywords:
+        return UNHANDLED
+    run = interp.run
+    owner, attribute = (interp.eval(value) for value in args.positional)
+    if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
+        owner = CONFIG  # a deep copy of the config has what the config has
+    if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
+        return attribute_presence.has_attribute(run, owner, attribute.value)
+    if owner is CONFIG and type(attribute) is StringFact and run.config_values:
+        return BoolFact(library_values.config_has(run, attribute.value))
+    return None
+
+
+def slice_of(interp, args):
+    """`slice(0, None)` is the whole axis (`x[..., whole]`); any other slice object is unknown."""
+    if len(args.positional) != 2 or args.keywords:
+        return UNHANDLED
+    lower, upper = (interp.eval(value) for value in args.positional)
+    whole = (type(lower) is IntFact and lower.value == 0 or lower is NONE) and upper is NONE
+    return WHOLE_SLICE if whole else None
+
+
+def tuple_of(interp, args):
+    """`tuple(outputs)` of a ModelOutput record: its non-None fields in order."""
+    if len(args.positional) != 1:
+        return UNHANDLED
+    fact = interp.eval(args.positional[0])
+    if type(fact) is RecordFact:
+        return output_records.as_sequence(fact)
+    return fact if type(fact) is SequenceFact else None
