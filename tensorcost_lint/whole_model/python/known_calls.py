@@ -17,9 +17,9 @@ from . import attribute_presence, call_binding, python_values
 from .known_values import is_plain
 from ..values.library_objects import IntFact, MappingFact, TorchFunction
 from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
+from ..values.value_arguments import value_arguments
 
 
-_SYNTHETIC = "tensorcost_known_"  # env names facts are passed to a callee through
 
 
 _NOT_CALLABLE = (BoolFact, IntFact, DimFact, ScalarFact, StringFact, SequenceFact, MappingFact, TensorFact)
@@ -36,18 +36,10 @@ def callable_value(run, value):
 
 
 def call_with_facts(interp, func_node, callee, facts: list):
-    """Call `callee` (a value) with argument facts, through env names the call reads."""
-    names = []
-    for index, fact in enumerate(facts):
-        name = f"{_SYNTHETIC}{id(func_node)}_{index}"
-        interp.env[name] = fact
-        names.append(cst.Name(name))
-    call = cst.Call(func=func_node, args=[cst.Arg(name) for name in names])
-    try:
-        return python_values.call_value(interp, call, callee, CallArgs(names, {}, False))
-    finally:
-        for name in names:
-            interp.env.pop(name.value, None)
+    """Call `callee` (a value) with argument facts."""
+    with value_arguments(interp, facts) as args:
+        call = cst.Call(func=func_node, args=[cst.Arg(name) for name in args.positional])
+        return python_values.call_value(interp, call, callee, args)
 
 
 def partial(interp, args):

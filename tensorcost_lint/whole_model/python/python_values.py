@@ -21,12 +21,12 @@ from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
 from ...analysis.interpreter import UNHANDLED
 from ..values import autograd_functions
+from ..values.value_arguments import value_arguments
 from ..values.library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from ..values.objects import (
     CallableChoice, Choice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Repeat, Sequential
 )
 
-_SYNTHETIC = "tensorcost_partial_"  # env names the bound arguments of a partial are read through
 
 
 @dataclass(eq=False)
@@ -248,23 +248,12 @@ def make_partial(interp, args):
 
 def call_partial(interp, node, partial: Partial, args):
     """Call the partial's callee with its bound arguments and the call's, as Python does: bound
-    positionals first, call keywords over bound ones. Bound facts are read through env names."""
-    env = interp.env
-    bound_positional, bound_keywords = [], {}
-    for index, fact in enumerate(partial.positional):
-        env[f"{_SYNTHETIC}{id(node)}_{index}"] = fact
-        bound_positional.append(cst.Name(f"{_SYNTHETIC}{id(node)}_{index}"))
-    for key, fact in partial.keywords:
-        env[f"{_SYNTHETIC}{id(node)}_{key}"] = fact
-        bound_keywords[key] = cst.Name(f"{_SYNTHETIC}{id(node)}_{key}")
-    merged = CallArgs([*bound_positional, *args.positional], {**bound_keywords, **args.keywords}, args.starred)
-    try:
+    positionals first, call keywords over bound ones."""
+    with value_arguments(interp, partial.positional, partial.keywords) as bound:
+        merged = CallArgs([*bound.positional, *args.positional], {**bound.keywords, **args.keywords}, args.starred)
         if partial.name is not None:
             return call_named(interp, node, merged, partial.name)
         return call_value(interp, node, partial.callee, merged)
-    finally:
-        for key in [k for k in env if k.startswith(f"{_SYNTHETIC}{id(node)}_")]:
-            del env[key]
 
 
 # -- conditional expressions ------------------------------------------------------------------------------

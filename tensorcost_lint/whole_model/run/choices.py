@@ -10,16 +10,11 @@ the totals span [min, max] over the sides (Contract 7's `flops_range`)."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
-import libcst as cst
-
-from ...analysis.arguments import CallArgs
 from ...analysis.facts import SelfFact, merge_facts
 from ..values.objects import CallableChoice, Choice
+from ..values.value_arguments import value_arguments
 from ..python.python_values import ModuleChoice, call_value, is_module_value
 
-_SYNTHETIC = "tensorcost_choice_"  # env names the once-evaluated arguments are read through
 MAX_SIDES = 16
 
 
@@ -37,26 +32,14 @@ def module_choice(values: list, condition: str):
     return ModuleChoice(condition, tuple(distinct))
 
 
-@contextmanager
-def _evaluated_once(interp, node, args):
+def _evaluated_once(interp, args):
     """The call's arguments evaluated once, as CallArgs of names bound to their facts, so each
-    side reads the same facts and no argument's sites are recorded twice."""
-    env = interp.env
-    prefix = f"{_SYNTHETIC}{id(node)}_"
-    positional, keywords, stars = [], {}, {}
-    for index, value in enumerate(args.positional):
-        env[f"{prefix}{index}"] = interp.eval(value)
-        positional.append(cst.Name(f"{prefix}{index}"))
-        if id(value) in args.stars:  # `f(*indices)`: each side splices the same evaluated sequence
-            stars[id(positional[-1])] = args.stars[id(value)]
-    for key, value in args.keywords.items():
-        env[f"{prefix}{key}"] = interp.eval(value)
-        keywords[key] = cst.Name(f"{prefix}{key}")
-    try:
-        yield CallArgs(positional, keywords, args.starred, stars)
-    finally:
-        for key in [k for k in env if k.startswith(prefix)]:
-            del env[key]
+    side reads the same facts and no argument's sites are recorded twice (`f(*indices)`: each side
+    splices the same evaluated sequence)."""
+    positional = [interp.eval(value) for value in args.positional]
+    keywords = [(key, interp.eval(value)) for key, value in args.keywords.items()]
+    stars = {index: args.stars[id(value)] for index, value in enumerate(args.positional) if id(value) in args.stars}
+    return value_arguments(interp, positional, keywords, args.starred, stars)
 
 
 def _each_side(interp, condition: str, callees, call):
@@ -81,7 +64,7 @@ def _agreed(interp, results):
 
 def call_callable_choice(interp, node, choice: CallableChoice, args):
     """Each side built with the same arguments; what they built is a ModuleChoice."""
-    with _evaluated_once(interp, node, args) as once:
+    with _evaluated_once(interp, args) as once:
         results = _each_side(interp, choice.condition, choice.sides,
                              lambda callee: call_value(interp, node, callee, once))
     if all(is_module_value(result) for result in results):
@@ -93,7 +76,7 @@ def call_module_choice(interp, node, choice: ModuleChoice, args):
     """Each side module applied to the same arguments (a module of the tree with all of them, a
     library module with its one input); the value the sides agree on."""
     run = interp.run
-    with _evaluated_once(interp, node, args) as once:
+    with _evaluated_once(interp, args) as once:
         single = len(once.positional) == 1 and not once.keywords and not once.starred
 
         def apply(module):

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ...analysis.arguments import CallArgs
 from ...analysis.facts import SelfFact, SequenceFact, TensorFact
 from .inheritance import find_method
 from .objects import FunctionRef
+from .value_arguments import value_arguments
 
 _FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
-_SYNTHETIC = "tensorcost_apply_"  # env names the context and the inputs are passed through
 
 
 @dataclass(frozen=True)
@@ -55,16 +54,12 @@ def call_apply(interp, node: cst.Call, callee: AutogradApply, args):
         return None
     facts = [interp.eval(value) for value in args.positional]
     needing = [fact for fact in facts if run.needs_grad(fact)]
-    names = [f"{_SYNTHETIC}{id(node)}_{index}" for index in range(len(facts) + 1)]
-    for name, fact in zip(names, [SelfFact({}), *facts]):
-        interp.env[name] = fact
     run.no_grad += 1
     try:
-        out = run.call_function(interp, node, callee.forward, CallArgs([cst.Name(n) for n in names], {}, False))
+        with value_arguments(interp, [SelfFact({}), *facts]) as forward_args:  # `ctx` first
+            out = run.call_function(interp, node, callee.forward, forward_args)
     finally:
         run.no_grad -= 1
-        for name in names:
-            interp.env.pop(name, None)
     if needing:
         for tensor in _tensors(out):
             run.mark(tensor, needing)
