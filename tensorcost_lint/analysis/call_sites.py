@@ -154,8 +154,10 @@ def record_convolution(interp: Interpreter, node: cst.Call, module, args):
     dtype = module.dtype or (x.dtype if type(x) is TensorFact else None)
     in_channels = module.in_dim or Unknown("in_channels")
     per_group = in_channels if options.groups is None else floordiv_dims(in_channels, options.groups)
+    # the input the kernel runs on (the weight is the module's parameter): what its backward keeps
+    arguments = () if options.pads_a_copy else (x, None)
     return _convolution(interp, node, spec, x, (module.out_dim or Unknown("out_channels"), per_group),
-                        options, rank, dtype, args)
+                        options, rank, dtype, args, arguments=arguments)
 
 
 def record_functional_convolution(interp: Interpreter, node: cst.Call, spec, args):

@@ -31,6 +31,9 @@ class ConvOptions:
     padding: tuple | None
     dilation: tuple | None
     groups: object  # DimExpr or None
+    # nn.ConvNd with a padding_mode other than "zeros" (or one not read) pads its input into a copy
+    # (`F.pad`) and convolves that: the tensor its backward keeps is the copy, not the input
+    pads_a_copy: bool = False
 
 
 def per_axis(interp, node, rank: int, default: int):
@@ -65,9 +68,15 @@ def conv_module(interp, name: str, spec, args) -> ModuleFact:
     options = ConvOptions(
         per_axis(interp, args.get(2, "kernel_size"), rank, 1), per_axis(interp, args.get(3, "stride"), rank, 1),
         per_axis(interp, args.get(4, "padding"), rank, 0), per_axis(interp, args.get(5, "dilation"), rank, 1),
-        Const(1) if groups is None else interp.dim_of(groups))
+        Const(1) if groups is None else interp.dim_of(groups), _pads_a_copy(args.get(8, "padding_mode")))
     return ModuleFact("conv", interp.dim_of(args.get(0, "in_channels")), interp.dim_of(args.get(1, "out_channels")),
                       dtype_fact.dtype if type(dtype_fact) is DTypeFact else None, spec, options)
+
+
+def _pads_a_copy(node) -> bool:
+    if node is None:
+        return False
+    return not (isinstance(node, cst.SimpleString) and node.evaluated_value == "zeros")
 
 
 def functional_options(interp, args, kernel: tuple) -> ConvOptions:

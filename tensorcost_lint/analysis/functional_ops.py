@@ -1,5 +1,5 @@
 """Module-level torch functions with no Tensor method of the same meaning: `F.pad`, `F.glu`,
-`F.adaptive_avg_pool2d`, `torch.atleast_2d`, `torch.outer`, and the `*_copy` forms of views
+`F.adaptive_avg_pool2d`, `torch.atleast_2d`, `torch.outer`, `torch.histc`, and the `*_copy` forms of views
 (`torch.permute_copy` is `permute` into new storage). Each takes (interp, CallArgs); checked
 against torch's OpInfo samples in tests/conformance."""
 
@@ -122,6 +122,16 @@ def _outer(interp, args):
     return TensorFact((a.shape[0], b.shape[0]), dtype, framework=a.framework)
 
 
+def _histc(interp, args):
+    """`torch.histc(x, bins=100, min=0, max=0)`: a 1-D histogram of `bins` counts, in x's (floating) dtype."""
+    fact = _input(interp, args)
+    bins_node = args.get(1, "bins")
+    bins = Const(100) if bins_node is None else interp.dim_of(bins_node)
+    if type(fact) is not TensorFact:
+        return None
+    return TensorFact(None if bins is None else (bins,), fact.dtype, framework=fact.framework)
+
+
 def _copy_of(method: str):
     """`torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the same shape."""
 
@@ -146,6 +156,6 @@ FUNCTIONS = {
     **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": _adaptive_pool(rank, kind == "max")
        for kind in ("avg", "max") for rank in (1, 2, 3)},
     **{f"torch.atleast_{rank}d": _at_least(rank) for rank in (1, 2, 3)},
-    "torch.outer": _outer, "torch.ger": _outer,
+    "torch.outer": _outer, "torch.ger": _outer, "torch.histc": _histc,
     **{f"torch.{name}": _copy_of(method) for name, method in _COPIES.items()},
 }

@@ -250,6 +250,7 @@ FUNCTION_ROWS.update({
     "torch.atleast_1d": ("torch.atleast_1d(x[0, 0, 0])", "1"), "torch.atleast_2d": ("torch.atleast_2d(x[0, 0])", "1 d"),
     "torch.atleast_3d": ("torch.atleast_3d(x[0])", "s d 1"),
     "torch.outer": ("torch.outer(x[0, 0], x[0, :, 0])", "d s"), "torch.ger": ("torch.ger(x[0, 0], x[0, 0])", "d d"),
+    "torch.histc": ("torch.histc(x, bins=s, min=0, max=3)", "s", "float32"),
     "torch.expand_copy": ("torch.expand_copy(x[0], (b, s, d))", "b s d"),
     "torch.permute_copy": ("torch.permute_copy(x, (2, 0, 1))", "d b s"), "torch.view_copy": ("torch.view_copy(x, (-1,))", "b*s*d"),
     "torch.squeeze_copy": ("torch.squeeze_copy(x[:, :1], 1)", "b d"), "torch.unsqueeze_copy": ("torch.unsqueeze_copy(x, 0)", "1 b s d"),

@@ -25,20 +25,9 @@ SAMPLE = ("gpt2", "llama", "qwen2", "gemma2", "gemma3_text", "glm", "helium", "b
 assert set(SAMPLE) <= {*EXACT, *PARTIAL}
 CATEGORIES = ("activations", "parameters", "optimizer_states")
 
-# (architecture, category) -> the measured difference (ours vs reference, bytes) and its cause
-DIFFERS = {
-    ("mbart", "activations"): "ours 4656152 vs autograd 4656920 (-768 B); cause not determined",
-    ("gemma3_text", "activations"): "ours 880404 vs autograd 946452 (-66048 = 16384 float32 + 512 B); cause not "
-                                    "determined",
-    ("gemma2", "activations"): "ours 778820 vs autograd 1041476 (-262656 = two float32 logits-sized tensors + 512 B; "
-                               "likely the final_logit_softcapping div/tanh/mul chain's saved tensors)",
-    ("mbart", "optimizer_states"): "ours counts states for the decoder's cross-attention "
-                                   "(encoder_attn*, 20 tensors, 33536 elements), which gets no gradient in "
-                                   "MBartForCausalLM without encoder states, so AdamW makes none",
-    ("olmoe", "activations"): "ours null: advanced indexing in integrations/moe.py (saved indices not modelled); "
-                              "autograd saves 1214256",
-    ("mamba", "activations"): "ours null: F.softplus not in the saved-tensor table; autograd saves 4039936",
-}
+# (architecture, category) -> the measured difference (ours vs reference, bytes) and its cause; every
+# pair of the sample agrees today
+DIFFERS: dict = {}
 
 
 def _loss(output):

@@ -14,6 +14,7 @@ gradient, and then
   for float32 input, one per row); embedding: the indices; `masked_fill`: the mask; cross entropy:
   the log-softmax (a new storage like the logits), the targets and a total weight (0-dim, like the
   logits).
+- advanced indexing: its index tensors; `topk`, `sort`: the indices they return (index_memory).
 - `+`, `-`, negation, concatenation, views, copies (`contiguous`, `.to`, `.float()`), reductions
   that keep no input (`sum`, `mean`), dropout at p=0 (torch returns its input): nothing.
 
@@ -30,18 +31,21 @@ import libcst as cst
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..library.gradient_inputs import gradient_inputs, layout_storage
+from .index_memory import advanced_index_saved, returned_indices
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
 from ..values.objects import Embedding, FunctionRef, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
+from .saved_callees import callee_of
 from ..values.strides import product
 
 _INPUT = "input"  # saves its (first) tensor input
 _RESULT = "result"  # saves its result
 _NOTHING = "nothing"
+_INDICES = "indices"  # saves the indices it returns beside its values (index_memory)
 
 # torch functions (canonical names) and tensor methods, by what they save
 _FUNCTIONS = {
-    "torch.nn.functional.gelu": _INPUT, "torch.nn.functional.silu": _INPUT, "torch.pow": _INPUT,
+    "torch.nn.functional.gelu": _INPUT, "torch.nn.functional.softplus": _INPUT, "torch.nn.functional.silu": _INPUT, "torch.pow": _INPUT,
     "torch.nn.functional.relu": _RESULT, "torch.relu": _RESULT, "torch.rsqrt": _RESULT, "torch.exp": _RESULT,
     "torch.tanh": _RESULT, "torch.sigmoid": _RESULT, "torch.sqrt": _RESULT,
     "torch.softmax": _RESULT, "torch.nn.functional.softmax": _RESULT, "torch.log_softmax": _RESULT,
@@ -50,6 +54,7 @@ _FUNCTIONS = {
     "torch.mean": _NOTHING, "torch.flatten": _NOTHING, "torch.reshape": _NOTHING, "torch.transpose": _NOTHING,
     "torch.permute": _NOTHING, "torch.unsqueeze": _NOTHING, "torch.squeeze": _NOTHING, "torch.split": _NOTHING,
     "torch.chunk": _NOTHING, "torch.neg": _NOTHING, "torch.add": _NOTHING, "torch.sub": _NOTHING,
+    "torch.topk": _INDICES, "torch.sort": _INDICES,
 }
 _METHODS = {
     "pow": _INPUT, "rsqrt": _RESULT, "exp": _RESULT, "tanh": _RESULT, "sigmoid": _RESULT, "sqrt": _RESULT,
@@ -59,7 +64,7 @@ _METHODS = {
     "split": _NOTHING, "chunk": _NOTHING, "float": _NOTHING, "half": _NOTHING, "bfloat16": _NOTHING,
     "to": _NOTHING, "type_as": _NOTHING, "sum": _NOTHING, "mean": _NOTHING, "neg": _NOTHING, "t": _NOTHING,
     "clone": _NOTHING, "view_as": _NOTHING, "reshape_as": _NOTHING, "swapaxes": _NOTHING, "unflatten": _NOTHING,
-    "add": _NOTHING, "sub": _NOTHING, "detach": _NOTHING, "type": _NOTHING,
+    "add": _NOTHING, "sub": _NOTHING, "detach": _NOTHING, "type": _NOTHING, "topk": _INDICES, "sort": _INDICES,
 }
 # torch.nn classes that hold no parameter, by what they save
 _MODULES = {"GELU": _INPUT, "SiLU": _INPUT, "ReLU": _RESULT, "Tanh": _RESULT, "Sigmoid": _RESULT,
@@ -152,17 +157,15 @@ class SavedOps:
         if isinstance(node, cst.UnaryOperation):
             return () if isinstance(node.operator, (cst.Minus, cst.Plus)) else "a unary operator"
         if isinstance(node, cst.Subscript):
-            indices = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
-            if any(type(facts.get(id(value))) is TensorFact or isinstance(value, (cst.List, cst.Tuple))
-                   for value in indices):
-                return "advanced indexing (the saved indices are not modelled yet)"
-            return ()
-        callee = facts.get(id(node.func))
+            return advanced_index_saved(tracker, node)
+        found = callee_of(run, interp, node)
+        callee, name = found.fact, found.name
         if type(callee) is FunctionRef or type(callee) is SelfFact or callee is not None and type(callee) not in (
                 ModuleFact, Embedding, TensorFact):
             return ()  # code of the tree (its own ops are recorded) or a container call
-        args = [facts.get(id(a.value)) for a in node.args if a.keyword is None and a.star == ""]
-        keywords = {a.keyword.value: facts.get(id(a.value)) for a in node.args if a.keyword is not None}
+        args = [*found.bound, *(facts.get(id(a.value)) for a in node.args if a.keyword is None and a.star == "")]
+        keywords = {**dict(found.bound_keywords),
+                    **{a.keyword.value: facts.get(id(a.value)) for a in node.args if a.keyword is not None}}
         if type(callee) is Embedding:
             return _storages(tracker, args[:1])
         if type(callee) is ModuleFact:
@@ -185,7 +188,6 @@ class SavedOps:
             if what is None:
                 return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
             return _by_rule(tracker, what, args, out)
-        name = interp.ctx.settings.imports.resolve(node.func)
         if name in _SKIPPED:
             return ()
         if name == _LAYER_NORM:
@@ -202,7 +204,7 @@ class SavedOps:
         if name == "torch.nn.functional.dropout":
             return functional_dropout(run, interp, node, out, args[:1] or [keywords.get("input")])
         if name is not None and name in _FUNCTIONS:
-            return _by_rule(tracker, _FUNCTIONS[name], args, out)
+            return _by_rule(tracker, _FUNCTIONS[name], args, out, facts.get(id(node)))
         if isinstance(node.func, cst.Attribute) and type(facts.get(id(node.func.value))) is TensorFact:
             method = node.func.attr.value
             receiver = facts.get(id(node.func.value))
@@ -211,7 +213,7 @@ class SavedOps:
             if method in ("mul", "div"):
                 return _binary_facts(run, "*" if method == "mul" else "/", receiver, args[0] if args else None)
             if method in _METHODS:
-                return _by_rule(tracker, _METHODS[method], [receiver, *args], out)
+                return _by_rule(tracker, _METHODS[method], [receiver, *args], out, facts.get(id(node)))
             return f"Tensor.{method} (what it saves is not in tensorcost's table)"
         if name is None:
             return ()  # a call the run did not follow: its cost is listed as not followed
@@ -242,9 +244,11 @@ def _storages(tracker, facts) -> tuple:
     return tuple(found)
 
 
-def _by_rule(tracker, what: str, args, out):
+def _by_rule(tracker, what: str, args, out, result=None):
     if what == _NOTHING:
         return ()
+    if what == _INDICES:
+        return returned_indices(tracker, result)
     if what == _RESULT:
         return _storages(tracker, [out])
     tensors = [a for a in args if type(a) is TensorFact]
@@ -336,7 +340,8 @@ def _cross_entropy(tracker, args, keywords):
 
 
 # contraction sites whose saved tensors saved_tensors.py takes as their operands as written: torch's
-# einsum saves the permuted, reshaped copies it hands to bmm, so these make the activations unknown
+# einsum saves the permuted, reshaped copies it hands to bmm, so these make the activations unknown;
+# a convolution keeps its input and weight (saved_tensors._convolution) unless it runs on a copy
 _APPROXIMATE_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})
 
 
@@ -346,7 +351,8 @@ def approximate_sites(entries) -> list:
     for entry in entries:
         if type(entry) is SiteEntry:
             spec = entry.site.spec
-            if spec.model in _APPROXIMATE_MODELS and spec.operation != "convolution" and any(entry.grads):
+            known = spec.operation == "convolution" and len(entry.site.arguments) == 2
+            if spec.model in _APPROXIMATE_MODELS and not known and any(entry.grads):
                 found.append(entry.site.expression)
         for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
             if isinstance(inner, list):

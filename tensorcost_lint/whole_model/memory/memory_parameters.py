@@ -222,6 +222,10 @@ class ParameterCount:
     tensors: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
     paths: list = field(default_factory=list)  # the module path of each tensor, in `tensors`' order
+    # per tensor: the ids of the objects whose use in the forward means it is used (parameter_gradients):
+    # its holder, with the containers it was reached through; a tensor tied to it adds the chains of its holders
+    holders: list = field(default_factory=list)
+    tied: dict = field(default_factory=dict)  # (id(holder), name) of a tensor -> chains of the tensors tied to it
 
 
 def count_parameters(run, root) -> ParameterCount:
@@ -233,9 +237,10 @@ def count_parameters(run, root) -> ParameterCount:
     if tie_reason is not None:
         result.reasons.append(tie_reason)
     seen: dict = {}  # id(module object) -> the path it was first met at
-    pending = [(root, Polynomial.const(1), "")]
+    pending = [(root, Polynomial.const(1), "", ())]
     while pending:
-        value, copies, path = pending.pop(0)
+        value, copies, path, through = pending.pop(0)
+        chain = (*through, id(value))
         if type(value) is python_values.ModuleChoice:
             result.reasons.append(f"{path or '(root)'}: the module class is undecided")
             continue
@@ -260,6 +265,7 @@ def count_parameters(run, root) -> ParameterCount:
                         else:
                             result.tensors.append((copies, ParameterTensor(name, tuple(child.shape), child.dtype)))
                             result.paths.append(path)
+                            result.holders.append(((id(value), name), chain))
                 else:
                     children.append((name, child, copies))
             instance = run.instance(value)
@@ -288,12 +294,20 @@ def count_parameters(run, root) -> ParameterCount:
                 result.reasons.append(f"{path}: {held}")
                 continue
             for tensor in held:
-                if (id(value), tensor.name) not in ledger.ties:
+                key = (id(value), tensor.name)
+                if key not in ledger.ties:
                     result.tensors.append((copies, tensor))
                     result.paths.append(path)
+                    result.holders.append((key, chain))
+                else:
+                    result.tied.setdefault(ledger.ties[key], []).append(chain)
+        # a container's items, and the torch module a subclass was built as, run when it runs
+        # (nn.Sequential calls each; `super().forward(x)`); an attribute is used only where it is read
+        passes = chain if type(value) is not SelfFact else ()
         for name, child, times in children:
             if _is_module(child):
-                pending.append((child, times, ".".join(p for p in (path, str(name)) if p)))
+                within = chain if name == "" and type(value) is SelfFact else passes
+                pending.append((child, times, ".".join(p for p in (path, str(name)) if p), within))
     return result
 
 

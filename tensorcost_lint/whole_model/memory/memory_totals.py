@@ -3,7 +3,8 @@ or an inference pass, exact, each with its formula in the dims. docs/memory.md s
 
 - parameters: every parameter tensor the built model holds (memory_parameters), once per tensor,
   in `precision.parameters` (or the dtype the code builds it in).
-- gradients (training): one `.grad` per parameter, in `precision.gradients` (torch: the parameter's).
+- gradients (training): one `.grad` per parameter the forward uses (parameter_gradients), in
+  `precision.gradients` (torch: the parameter's); a frozen or unused one has none, and no state.
 - optimizer_states (training): what torch's optimizer keeps per parameter after its first step —
   adam/adamw: `exp_avg`, `exp_avg_sq` (like the parameter) and `step` (a float32 scalar tensor);
   sgd: nothing; sgd-momentum: `momentum_buffer`; lion: `exp_avg`; adafactor: `step`, and `row_var`
@@ -35,6 +36,7 @@ from .memory_activations import approximate_sites, saved_activations
 from .memory_live import LiveUnknown
 from .memory_live_walk import inference_activations
 from .memory_parameters import count_parameters
+from .parameter_gradients import unused_parameters
 from ..library.kv_cache import kv_cache_bytes
 from .memory_peak import AdafactorGroup, PeakUnknown, add_adafactor_tensor, training_peak
 
@@ -100,8 +102,9 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
     gradient_paths: dict = {}  # (module path, name) -> (gradient bytes, copies) polynomials (memory_peak)
     sqrt_groups: dict = {}  # stepped dtype -> bytes of one state like the stepped tensor (adam's exp_avg_sq)
     factor_groups: dict = {}  # (stepped dtype, matrix?) -> adafactor's temporaries (memory_peak.AdafactorGroup)
-    for (copies, tensor), path in zip(counted.tensors if counted is not None else (),
-                                      counted.paths if counted is not None else ()):
+    unused = unused_parameters(run, counted) if training else set()
+    for index, ((copies, tensor), path) in enumerate(zip(counted.tensors if counted is not None else (),
+                                                         counted.paths if counted is not None else ())):
         one = Polynomial.from_dims(tensor.shape)
         if one is None:
             unknown_parameters.append(f"{tensor.name}: a size is not known")
@@ -111,8 +114,8 @@ def memory_totals(run, root, entry, default_dtype: str, retained: int | None, si
         held = elements * _bytes(parameter_dtype, default_dtype)
         polys["parameters"] = polys["parameters"] + held
         module_parameters[path] = module_parameters.get(path, Polynomial.const(0)) + held
-        if not training or not tensor.trainable:  # a frozen parameter gets no .grad and no optimizer state
-            continue
+        if not training or not tensor.trainable or index in unused:
+            continue  # a frozen parameter, or one no op of the forward uses, gets no .grad and no optimizer state
         grads = elements * _bytes(precision.gradients or parameter_dtype, default_dtype)
         polys["gradients"] = polys["gradients"] + grads
         gradient_paths[(path, tensor.name)] = (grads, copies)
@@ -191,7 +194,8 @@ def _activations(run, result: MemoryTotals, sizes: dict, default_dtype: str) -> 
     approximate = approximate_sites(run.stack[0])
     if approximate:
         result.reasons["activations"] = ("what einsum-style contractions save is modelled approximately (the "
-                                         "operands as written, not torch's reshaped copies): "
+                                         "operands as written, not torch's reshaped copies; a convolution that pads into a "
+                                         "copy): "
                                          + "; ".join(dict.fromkeys(approximate[:3])))
         return
     total, by_module = saved_activations(run.stack[0], sizes, default_dtype)

@@ -34,6 +34,10 @@ class SiteMemory:
     # torch's fused kernels write [B, T, H, D] and return its transpose: `out.transpose(1, 2)` is
     # then contiguous and `.contiguous()` keeps the storage
     heads_transposed_output: bool = False
+    # what the backward keeps whenever any operand needs a gradient, when that is not the operands
+    # the FLOPs are costed on (a convolution keeps its input, not the im2col view): storages
+    keeps: tuple | None = None
+    also_keeps: tuple = ()  # kept beside the operands whenever one needs a gradient (grouped_mm's offsets)
 
     def used(self) -> tuple:
         found = [s for s in self.read if s is not None]
@@ -41,6 +45,13 @@ class SiteMemory:
         return tuple(found) + self.extra + (OUTPUT,)
 
     def saved(self, grads: tuple) -> tuple:
+        if not any(grads):
+            return ()
+        if self.keeps is not None:
+            return tuple(s for s in self.keeps if s is not None)
+        return self._by_operand(grads) + self.also_keeps
+
+    def _by_operand(self, grads: tuple) -> tuple:
         if self.attention:
             return (tuple(s for s in self.effective if s is not None) + (OUTPUT,) + self.extra) if any(grads) else ()
         if len(self.effective) != 2:
@@ -56,6 +67,8 @@ class SiteMemory:
 def site_memory(tracker, site, grads: tuple, linear_weight_is_parameter: bool) -> SiteMemory:
     """`grads`: per operand, needs a gradient (matmul folds a 3-D operand when the other one does)."""
     operands = site.operands
+    if site.spec.operation == "convolution":
+        return _convolution(tracker, site)
     layouts = []
     for index, fact in enumerate(operands):
         if index == 1 and site.spec.model == "linear" and linear_weight_is_parameter:
@@ -76,7 +89,33 @@ def site_memory(tracker, site, grads: tuple, linear_weight_is_parameter: bool) -
         effective = _matmul_operands(tracker, layouts, grads)
     else:
         effective = tuple(_as_is(layout) for layout in layouts)
-    return SiteMemory(tuple(effective), read=tuple(_as_is(layout) for layout in layouts))
+    return SiteMemory(tuple(effective), read=tuple(_as_is(layout) for layout in layouts),
+                      also_keeps=_group_offsets(tracker, site) if model == "grouped_mm" else ())
+
+
+def _group_offsets(tracker, site) -> tuple:
+    """`grouped_mm(a, b, offs=offs)`: GroupedMmBackward0 keeps the group offsets (int32, one per group)
+    with the operands."""
+    node = site.span._node if site.span is not None else None
+    if node is None:
+        return ()
+    for index, arg in enumerate(node.args):
+        if (arg.keyword is not None and arg.keyword.value == "offs") or (arg.keyword is None and index == 2):
+            layout = tracker.ensure(tracker.seen.get(id(arg.value)))
+            return () if layout is None else (layout.storage,)
+    return ()
+
+
+def _convolution(tracker, site) -> SiteMemory:
+    """torch's convolution (ConvolutionBackward0) keeps its input and its weight as they were passed
+    whenever the input, the weight or the bias needs a gradient; the site's operands are the im2col
+    view its FLOPs are costed on, which no kernel allocates. `site.arguments`: (input, weight), the
+    weight None for a module's own parameter; none when the kernel runs on a copy (a padding mode)."""
+    read = tuple(_as_is(tracker.ensure(fact)) for fact in site.operands)
+    if len(site.arguments) != 2:
+        return SiteMemory(read, read=read)  # approximate: memory_activations says so
+    x, weight = (_as_is(tracker.ensure(fact)) for fact in site.arguments)
+    return SiteMemory(read, read=read, keeps=(x, weight))
 
 
 def _as_is(layout):

@@ -17,15 +17,22 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis import tensor_functions
-from ...analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ...analysis.facts import (
+    DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+)
 from ..values.library_objects import MappingFact, RecordFact
-from ..values.objects import BackwardMatmul, BoolFact, Called, Checkpointed, Choice, NoneValue, Repeat, SiteEntry
+from ..values.objects import (
+    BackwardMatmul, BoolFact, Called, Checkpointed, Choice, Embedding, ModuleDict, ModuleList, NoneValue, Repeat,
+    Sequential, SiteEntry
+)
 from ..values.optional_values import MaybeNone
 from .python_values import GrowingList
 
 # a frame collects what flowed into the expression it belongs to; this stands for a gradient that
 # flowed from tensors the run cannot name (an unknown argument replaced by its annotation)
 OPAQUE = "\0opaque"
+# the values that hold parameters (memory_parameters): the tree's own module objects, torch modules, containers
+_MODULE_VALUES = (SelfFact, ModuleFact, Embedding, ModuleList, ModuleDict, Sequential)
 # values a returned structure may hold that no backward starts from
 _NO_TENSORS = (DimFact, DTypeFact, IntFact, ScalarFact, StringFact, BoolFact, NoneValue)
 
@@ -38,6 +45,10 @@ class GradientFlow:
         self.parents: dict = {}  # id(fact) -> (fact, list of facts it was computed from)
         self.outputs: list = []  # (entry, output fact): a site's or an op's result
         self.pending: dict = {}  # id(site node) -> entries whose output is the node's value
+        # ids of the module objects an expression of the forward evaluated to with gradients on: a
+        # parameter of a module never met there feeds no op, gets no .grad and no optimizer state
+        # (parameter_gradients.py)
+        self.modules_read: set = set()
 
     # -- recording ---------------------------------------------------------------------------------
     def derive(self, fact, sources) -> None:
@@ -63,8 +74,11 @@ class GradientFlow:
         if self.enabled and node is not None:
             self.pending.setdefault(id(node), []).append(entry)
 
-    def settle(self, node, fact) -> None:
-        """The value of a site's node, once evaluated: the output of each site it ran."""
+    def settle(self, node, fact, forward: bool = False) -> None:
+        """The value of a site's node, once evaluated: the output of each site it ran. `forward`:
+        evaluated by the forward (not while building a module) with gradients on."""
+        if forward and self.enabled and type(fact) in _MODULE_VALUES:
+            self.modules_read.add(id(fact))
         for entry in self.pending.pop(id(node), ()):
             self.outputs.append((entry, fact))
 

@@ -31,7 +31,9 @@ class FlowAssignments(FunctionFlow):
             for name in python_values.target_names(target.target):
                 own = tainted
                 value = self.env.get(name)
-                if own and unpacked and type(value) is TensorFact and self.run_.needs_grad(value):
+                if self.run_.never_needs_grad(value):
+                    own = None  # `top, picked = x.topk(2)`: the indices carry no gradient to what reads them
+                elif own and unpacked and type(value) is TensorFact and self.run_.needs_grad(value):
                     # `out, state = self.attn(x)`: an item that needs a gradient stands for what it
                     # was computed from (out is not computed from state), not the whole tuple's
                     own = [value]

@@ -55,7 +55,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
                 run = self.run
                 run.storage.observe(self, node, fact)
-                run.grad_flow.settle(node, fact)
+                run.grad_flow.settle(node, fact, run.building == 0 and not run.no_grad)
                 by_tree_code = bool(flowed) and _returned_by_tree_code(run, node, fact)
                 if by_tree_code:
                     # the callee's own ops marked what needs one, and what each was computed from

@@ -111,6 +111,11 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
                 (self.grad_flow.merge if merge else self.grad_flow.derive)(fact, sources)
             flow_into(self.grad_frames, (fact,))
 
+    @staticmethod
+    def never_needs_grad(fact) -> bool:
+        """An integer or bool tensor: torch gives it no gradient whatever it was computed from."""
+        return type(fact) is TensorFact and fact.dtype in _NO_GRADIENT_DTYPES
+
     def parametrised(self, module):
         """A shape-preserving module with parameters (LayerNorm): kept, so its output needs a gradient."""
         if module is not None:
