@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..driver.engine import apply_noqa
 from ..safe_io.files import UnreadableFile, read_source
-from ..rules.findings import Finding
+from ..findings import Finding
 from ..rules.selection import enabled_codes
 from ..rules import RULES_BY_CODE
 from ..baseline.collect import collect

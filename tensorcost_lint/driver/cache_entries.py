@@ -26,7 +26,7 @@ import hashlib
 import json
 import re
 
-from ..rules.findings import SEVERITIES, Finding, Fix
+from ..findings import SEVERITIES, Finding, Fix
 
 ENTRY_FORMAT = 4  # 3: site records carry lower_bound_seconds_exact; 4: findings carry their fix
 _CODE = re.compile(r"[A-Z]{1,10}[0-9]{1,5}")

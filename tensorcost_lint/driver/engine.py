@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..analysis.file_analysis import analyse_source
 from ..analysis.site_registry import PREFILTER_NAMES
-from ..rules.findings import Finding
+from ..findings import Finding
 from .lint_settings import LintSettings, lint_settings
 from ..rules import ALL_RULES, INTERNAL_ERROR, RuleContext, SiteResult, describe
 from ..costing.site_costs import cost_site, unresolved

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .engine import LintResult, lint_source, may_have_findings
 from ..safe_io.files import UnreadableFile, read_source
-from ..rules.findings import Finding
+from ..findings import Finding
 
 READ_ERROR_CODE = "E902"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..driver.engine import apply_noqa
 from ..safe_io.files import UnreadableFile, read_source
-from ..rules.findings import Finding
+from ..findings import Finding
 from ..rules.selection import enabled_codes
 from ..rules import RULES_BY_CODE
 from .in_check import ModelOutcome, run_model

@@ -29,7 +29,7 @@ FLOORS = {
 # the whole-model report words refusals in the rules' terms; formats and the driver run the rules
 # over files; the check integration runs models inside `check`; front ends sit on top.
 PACKAGE_FLOORS = {
-    "safe io": ("safe_io",),
+    "safe io": ("safe_io", "findings"),  # and the Finding record every floor above may carry
     "settings": ("config", "hardware"),
     "analysis": ("analysis",),
     "costing": ("costing",),

@@ -185,7 +185,7 @@ def test_d13_github_output_escapes_properties_and_control_characters(hostile: Pa
 
 
 def test_d13_messages_that_echo_source_text_are_escaped():
-    from tensorcost_lint.rules.findings import Finding
+    from tensorcost_lint.findings import Finding
     from tensorcost_lint.formats.github import annotation
     from tensorcost_lint.formats.text import render_text
     from tensorcost_lint.driver.engine import LintResult
