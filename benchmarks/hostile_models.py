@@ -1,8 +1,9 @@
 """Hostile model code against `tensorcost model` (issue 22): each generated program at a hostile size
 and, as the baseline in the same run, at a small size; CPU time and peak memory of the child
-process, the FLOPs it reports against the program's own count, and the limits it lists.
+process, the FLOPs it reports against the program's own count, and the limits it lists. Then
+`tensorcost check --format json` of the large files (defect 2), cold (its cache empty) and warm.
 
-    python benchmarks/hostile_models.py [--sizes small,hostile]
+    python benchmarks/hostile_models.py [--check-only]
 
 The programs are tests/robustness/model_programs_hostile.py's (call trees, padded shapes and an
 undecided branch per level, module trees, long straight-line forwards).
@@ -43,19 +44,43 @@ _PEAK = ("import atexit, runpy, sys\n"
          "runpy.run_module('tensorcost_lint.cli.main', run_name='__main__')\n")
 
 
+CHECK_CASES = [  # (name, file): `check` reads the whole file whatever its size
+    ("long forward, 2.3 MB file", lambda: long_forward(100_000)),
+    ("33,000 small functions", lambda: "".join(f"def f{i}(x):\n    return x @ x\n\n" for i in range(33_000))),
+]
+
+
+def _run(repo: Path, *arguments: str, env=None):
+    """(the finished child, its CPU seconds, its peak RSS in MiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", _PEAK, *arguments], cwd=repo, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return done, cpu, int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def _repo(directory: str, source: str) -> Path:
+    repo = Path(directory)
+    (repo / ".git").mkdir()
+    (repo / "model.py").write_text(source)
+    (repo / "tensorcost.yaml").write_text("dims: {B: 2}\n")
+    return repo
+
+
+def measure_check(source: str) -> list:
+    """[(CPU s, peak MiB)] of a cold and a warm `check --format json`."""
+    with tempfile.TemporaryDirectory() as directory:
+        repo = _repo(directory, source)
+        cache = {"TENSORCOST_CACHE_DIR": str(repo / "cache")}
+        return [_run(repo, "check", "model.py", "--format", "json", env=cache)[1:] for _ in range(2)]
+
+
 def measure(source: str) -> dict:
     with tempfile.TemporaryDirectory() as directory:
-        repo = Path(directory)
-        (repo / ".git").mkdir()
-        (repo / "model.py").write_text(source)
-        (repo / "tensorcost.yaml").write_text("dims: {B: 2}\n")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run([sys.executable, "-c", _PEAK, "model", "--entry", "model.py:M.forward", "--input",
-                               "x=float32 B 64", "--format", "json"], cwd=repo, capture_output=True, text=True,
-                              timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    peak = int(done.stderr.strip().splitlines()[-1]) / 1024
+        repo = _repo(directory, source)
+        done, cpu, peak = _run(repo, "model", "--entry", "model.py:M.forward", "--input", "x=float32 B 64",
+                               "--format", "json")
     if done.returncode != 0:
         return {"cpu": cpu, "peak": peak, "flops": None, "limits": [done.stderr.strip().splitlines()[0][-90:]]}
     model = json.loads(done.stdout)["models"][0]
@@ -65,7 +90,17 @@ def measure(source: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args()
+    parser.add_argument("--check-only", action="store_true", help="only the `check` table")
+    arguments = parser.parse_args()
+    if not arguments.check_only:
+        _model_table()
+    print(f"\n{'check --format json':<28} {'cold CPU s':>10} {'peak MiB':>9} {'warm CPU s':>10} {'peak MiB':>9}")
+    for name, make in CHECK_CASES:
+        (cold, cold_peak), (warm, warm_peak) = measure_check(make())
+        print(f"{name:<28} {cold:>10.2f} {cold_peak:>9.0f} {warm:>10.2f} {warm_peak:>9.0f}")
+
+
+def _model_table() -> None:
     print(f"{'case':<28} {'size':>7} {'CPU s':>7} {'peak MiB':>9} {'x baseline CPU':>14}  exact  limits listed")
     for name, program, small, hostile in CASES:
         baseline = measure(program(small))

@@ -52,6 +52,14 @@ def make(cls, **fields):
     return getattr(M, cls.__name__)(**fields)
 
 
+def _place(node) -> tuple:
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, type(node)
+
+
+def _itself(node):
+    return node
+
+
 _BINARY = {ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
            ast.FloorDiv: cst.FloorDivide, ast.Mod: cst.Modulo, ast.Pow: cst.Power, ast.MatMult: cst.MatrixMultiply,
            ast.LShift: cst.LeftShift, ast.RShift: cst.RightShift, ast.BitOr: cst.BitOr, ast.BitXor: cst.BitXor,
@@ -82,10 +90,12 @@ _STRING_START = re.compile(r"[rRbBuUfF]{0,2}(?:'''|\"\"\"|'|\")")
 class ExpressionBuilder:
     """Builds LibCST expressions from stdlib ones, recording the stdlib node each came from."""
 
-    def __init__(self, source: SourceText, ctx: AstUnitContext) -> None:
+    def __init__(self, source: SourceText, ctx: AstUnitContext, compact: bool = False) -> None:
         self.source = source
         self.ctx = ctx
-        self.origins = ctx.origins  # id(LibCST node) -> stdlib node
+        self.origins = ctx.origins  # id(LibCST node) -> stdlib node, or its place when `compact`
+        # compact: the built tree keeps no stdlib node, so the stdlib tree can be freed as it is read
+        self.origin = _place if compact else _itself
 
     def name(self, value: str):
         return M.Name(value=value)
@@ -108,7 +118,7 @@ class ExpressionBuilder:
     def param(self, arg: ast.arg, default, star: str = ""):
         annotation = M.Annotation(annotation=self.expr(arg.annotation)) if arg.annotation is not None else None
         name = self.name(arg.arg)
-        self.origins[id(name)] = arg  # `arg` spans the name (and its annotation): the name comes first
+        self.origins[id(name)] = self.origin(arg)  # `arg` spans the name (and its annotation): the name comes first
         self.ctx.name_only.add(id(name))
         return M.Param(name=name, annotation=annotation,
                     default=self.expr(default) if default is not None else None, star=star)
@@ -118,7 +128,7 @@ class ExpressionBuilder:
         if handler is None:
             raise Unsupported(type(node).__name__)
         made = handler(self, node)
-        self.origins[id(made)] = node
+        self.origins[id(made)] = self.origin(node)
         return made
 
     def _name(self, node):
@@ -211,11 +221,12 @@ class ExpressionBuilder:
         return M.Attribute(value=self.expr(node.value), attr=self.name(node.attr))
 
     def _call(self, node):
-        items = [(a.lineno, a.col_offset, a) for a in node.args] + [(k.lineno, k.col_offset, k) for k in node.keywords]
         if node.keywords and node.args:
-            items.sort(key=lambda item: item[:2])
+            items = sorted(node.args + node.keywords, key=lambda item: (item.lineno, item.col_offset))
+        else:
+            items = node.args or node.keywords
         args = []
-        for _, _, item in items:
+        for item in items:
             if type(item) is ast.keyword:
                 args.append(self.keyword(item))
             elif type(item) is ast.Starred:
@@ -223,7 +234,7 @@ class ExpressionBuilder:
             else:
                 args.append(M.Arg(value=self.expr(item), star=""))
         made = M.Call(func=self.expr(node.func), args=args)
-        if len(items) == 1 and type(items[0][2]) is not ast.keyword:
+        if len(items) == 1 and type(items[0]) is not ast.keyword:
             self.ctx.sole_arguments.add(id(args[0].value))  # `f(a)`: the parentheses are the call's
         return made
 
@@ -325,7 +336,7 @@ class ExpressionBuilder:
             made = M.Slice(lower=self.expr(node.lower) if node.lower is not None else None,
                         upper=self.expr(node.upper) if node.upper is not None else None,
                         step=self.expr(node.step) if node.step is not None else None)
-            self.origins[id(made)] = node
+            self.origins[id(made)] = self.origin(node)
             return made
         if type(node) is ast.Starred:
             raise Unsupported("starred subscript")

@@ -38,15 +38,19 @@ _AUGMENTED = {ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst
 class Converter(ExpressionBuilder):
     """Builds one unit's LibCST statements from its stdlib ones (expressions: ExpressionBuilder)."""
 
-    def __init__(self, source: SourceText, ctx: AstUnitContext, indent: str = "") -> None:
-        super().__init__(source, ctx)
+    def __init__(self, source: SourceText, ctx: AstUnitContext, indent: str = "", consume: bool = False) -> None:
+        super().__init__(source, ctx, compact=consume)
         self.indent = indent  # the indentation of the statement being built (LibCST's indent tokens)
+        # consume: each statement list lets go of a statement once it is built (the caller owns the
+        # stdlib tree and reads it no more): a 100,000-statement unit never holds both whole trees
+        self.consume = consume
 
     def enter(self, statement, indent: str | None = None) -> None:
         """Note the statement's span and indentation (multi-line code is printed relative to it)."""
         if indent is not None:
             self.indent = indent
-        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        decorators = getattr(statement, "decorator_list", None)
+        first = min(statement.lineno, *(d.lineno for d in decorators)) if decorators else statement.lineno
         start = self.source.starts[first - 1] if first < statement.lineno else \
             self.source.offset(statement.lineno, statement.col_offset)
         self.ctx.statements.append((start, self.source.offset(statement.end_lineno, statement.end_col_offset),
@@ -67,17 +71,21 @@ class Converter(ExpressionBuilder):
     def statements(self, statements: list) -> list:
         result, group = [], []
         outer = self.indent
-        for statement in statements:
-            if group and not isinstance(statement, _COMPOUND) and not self.source.starts_line(statement):
+        for index, statement in enumerate(statements):
+            if self.consume:
+                statements[index] = None
+            compound = isinstance(statement, _COMPOUND)
+            joined = bool(group) and not compound and not self.source.starts_line(statement)
+            if joined:
                 self.enter(statement)
             else:
                 self.enter(statement, self.source.indentation(statement.lineno))
-            if isinstance(statement, _COMPOUND):
+            if compound:
                 if group:
                     result.append(self.line(group))
                     group = []
                 result.append(self.compound(statement))
-            elif group and not self.source.starts_line(statement):
+            elif joined:
                 group.append(statement)  # `a = 1; b = 2`: one line
             else:
                 if group:
@@ -157,7 +165,7 @@ class Converter(ExpressionBuilder):
     def small(self, node):
         kind = type(node)
         made = self._small(node, kind)
-        self.origins[id(made)] = node
+        self.origins[id(made)] = self.origin(node)
         return made
 
     def _small(self, node, kind):
@@ -221,10 +229,11 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
              ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
-def convert_unit(settings, recorder, source: SourceText, statement, line_offset: int):
-    """(unit context, LibCST statement) for one top-level statement of the file; raises Unsupported."""
+def convert_unit(settings, recorder, source: SourceText, statement, line_offset: int, consume: bool = False):
+    """(unit context, LibCST statement) for one top-level statement of the file; raises Unsupported.
+    `consume`: the statement's blocks are emptied as they are built (Converter.consume)."""
     ctx = AstUnitContext(settings, recorder, None, line_offset, source=source)
-    converter = Converter(source, ctx)
+    converter = Converter(source, ctx, consume=consume)
     if not source.starts_line(statement):
         raise Unsupported("a statement after `;`")
     converter.enter(statement, source.indentation(statement.lineno))

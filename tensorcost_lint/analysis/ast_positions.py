@@ -124,7 +124,9 @@ class SourceText:
 
     def parenthesized(self, node) -> bool:
         """A tuple written inside its own parentheses: `(a, b)`, not `a, b` nor `(a), (b)`."""
-        start, end = self.offsets(node)
+        return self.parenthesized_span(*self.offsets(node))
+
+    def parenthesized_span(self, start: int, end: int) -> bool:
         if self.text[start] != "(" or self.text[end - 1] != ")":
             return False
         return self._closing(start, end) == end - 1
@@ -253,7 +255,9 @@ class AstUnitContext(UnitContext):
     """A unit built by ast_front: positions and code from the stdlib tree and the file's text."""
 
     source: SourceText = None
-    origins: dict = field(default_factory=dict)  # id(LibCST node) -> the stdlib node it was built from
+    # id(LibCST node) -> the stdlib node it was built from, or its place (line, column, end line, end
+    # column, node type) where the unit was built compact (ast_front.convert_unit)
+    origins: dict = field(default_factory=dict)
     fixed: dict = field(default_factory=dict)  # id(node) -> (start, end) offsets: comments, string pieces
     sole_arguments: set = field(default_factory=set)  # ids of the one argument of a call
     name_only: set = field(default_factory=set)  # parameter names built from an `ast.arg` (name: annotation)
@@ -303,11 +307,15 @@ class AstUnitContext(UnitContext):
         origin = self.origins.get(key)
         if origin is None:
             raise KeyError(node)  # a node the analysis made (LibCST has no position for it either)
-        start, end = self.source.offsets(origin)
+        if type(origin) is tuple:  # a place (ast_front's compact units): the stdlib node is gone
+            line, column, end_line, end_column, kind = origin
+        else:
+            line, column, end_line, end_column, kind = (origin.lineno, origin.col_offset, origin.end_lineno,
+                                                        origin.end_col_offset, type(origin))
+        start, end = self.source.offset(line, column), self.source.offset(end_line, end_column)
         if key in self.name_only:
             return start, start + len(node.value)
-        kind = type(origin)
-        if (kind is ast.Tuple and self.source.parenthesized(origin)) or kind is ast.GeneratorExp:
+        if (kind is ast.Tuple and self.source.parenthesized_span(start, end)) or kind is ast.GeneratorExp:
             start = self.source.next_significant(start + 1)
             end = self.source.previous_significant(end - 1) + 1
         return start, end
@@ -325,7 +333,7 @@ class AstUnitContext(UnitContext):
         if id(node) not in self.origins and type(node) is cst.BinaryOperation and node in self.stand_ins:
             # `a @= b` read as `a @ b`: LibCST prints the made operator with its default spaces
             return self.node_code(node.left) + " @ " + self.node_code(node.right)
-        start, end = self.span(node)
+        start, end = own = self.span(node)
         pairs = []
         source, text = self.source, self.source.text
         while True:
@@ -339,10 +347,7 @@ class AstUnitContext(UnitContext):
             pairs.append((start, end))
         if pairs and id(node) in self.sole_arguments:
             pairs.pop()  # the outermost pair is the call's own
-        if pairs:
-            start, end = pairs[-1]
-        else:
-            start, end = self.span(node)
+        start, end = pairs[-1] if pairs else own
         return self._text(start, end)
 
     def children(self, node) -> list:

@@ -132,6 +132,14 @@ class CallSite:
         self.span.detach()
         return self
 
+    def numbered(self, id: int) -> "CallSite":  # noqa: A002 - the field's name
+        """`dataclasses.replace(self, id=id)`, made directly: replace() walks the fields and calls
+        the frozen __init__ (100,000 sites: ~0.5 s of a `check`)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        object.__setattr__(copy, "id", id)
+        return copy
+
     @property
     def line(self) -> int:
         return self.span.position[0]

@@ -27,6 +27,7 @@ from .facts import DimFact, SelfFact
 from .function_flow import FunctionFlow, analyse_class, analyse_function, is_static, self_for
 from .problems import UnitNotParsed, Unparseable
 from .imports import ast_dotted_name, import_table_from_ast
+from .source_parse import parse_source
 from .units import select_units
 from ..safe_io.source_lines import source_lines
 
@@ -111,12 +112,13 @@ def _unit_offset(lines: list[str], start: int) -> int:
 
 
 def _unit(settings: FileSettings, recorder: Recorder, lines: list[str], start: int, end: int, node=None,
-          source: SourceText | None = None):
+          source: SourceText | None = None, consume: bool = False):
     """(unit context, first statement): built from the stdlib `node` when there is a `source` to
-    read it against and ast_front builds all of it, else parsed by LibCST."""
+    read it against and ast_front builds all of it, else parsed by LibCST. `consume`: `node` is
+    read no more (ast_front.convert_unit)."""
     if source is not None and node is not None:
         try:
-            return convert_unit(settings, recorder, source, node, _unit_offset(lines, start))
+            return convert_unit(settings, recorder, source, node, _unit_offset(lines, start), consume)
         except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
             pass
     return _parse_unit(settings, recorder, lines, start, end)
@@ -182,12 +184,16 @@ def _whole_file(settings: FileSettings, recorder: Recorder, text: str, tree, sou
 
 
 def _by_units(settings: FileSettings, recorder: Recorder, lines: list[str], selection,
-              source: SourceText | None) -> None:
+              source: SourceText | None, consume: bool = False) -> None:
+    """`consume`: the units' stdlib trees are the caller's no more, each freed as it is built."""
     env = {name: DimFact(Const(value)) for name, value in selection.constants.items()}
     self_facts: dict = {}
     for unit in sorted(selection.units, key=lambda u: (u.class_key or u.start, not u.is_init, u.start)):
+        origin = unit.node
+        if consume:
+            unit.node = None
         try:
-            ctx, node = _unit(settings, recorder, lines, unit.start, unit.end, unit.node, source)
+            ctx, node = _unit(settings, recorder, lines, unit.start, unit.end, origin, source, consume)
         except cst.ParserSyntaxError as error:
             recorder.report(UnitNotParsed(unit.start, unit.end, error.message), unit.start, 1)
             continue
@@ -209,8 +215,9 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     recorder = Recorder(bindings)
     pragma_sizes = read_pragmas(text, recorder)
     sizes = merge_dim_bindings(config.dims, pragma_sizes, cli_dims or {})
+    owned = tree is None  # a host's tree (flake8's) is only read; one parsed here is used up
     if tree is None:
-        tree = ast.parse(text)
+        tree = parse_source(text)
     imports = import_table_from_ast(tree)
     settings = FileSettings(
         path=path, imports=imports, sizes=sizes,
@@ -226,9 +233,16 @@ def analyse_source(text: str, path: str, config, cli_dims: dict | None = None, t
     if selection.whole_file:
         _whole_file(settings, recorder, text, tree, source)
     else:
-        _by_units(settings, recorder, lines, selection, source)
+        del tree  # the units hold what is left to read: each stdlib tree goes once it is built
+        _by_units(settings, recorder, lines, selection, source, consume=owned and source is not None)
     # Units run __init__-first; a stable sort by unit start numbers sites in file order without
     # resolving any position (sites in one unit are recorded in evaluation order).
     ordered = sorted(recorder.sites, key=lambda site: site.span.order)
-    sites = [replace(site, id=index) for index, site in enumerate(ordered)]
+    sites = [site.numbered(index) for index, site in enumerate(ordered)]
+    if source is not None:
+        # positions and texts read now (O(1) each from the stdlib tree): the spans let go of the
+        # units' trees, which a long file's report would otherwise hold to the end (100,000
+        # statements: ~350 MB of stdlib and LibCST nodes while its records are written)
+        for site in sites:
+            site.span.detach()
     return FileAnalysis(sites, recorder.reported, sizes, settings.flags, recorder.bindings)

@@ -116,16 +116,19 @@ _SCALAR_FIELDS = frozenset({"ctx", "id", "attr", "arg", "name", "kind", "type_co
 _CHILD_FIELDS: dict = {}
 
 
-def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
+def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False, chosen_calls=frozenset()) -> _Scan:
     """`until_candidate`: stop at the first proof of candidacy (the caller then reads nothing else;
-    in model code that is mostly a shape annotation in the signature, found in a few steps).
-    The nodes are visited breadth first, in `ast.walk`'s order (signatures and statements before the
-    expressions inside them), by one loop over a growing queue (no generator per node)."""
+    in model code that is mostly a shape annotation in the signature, found in a few steps), or at
+    the first `self.X(...)` with X in `chosen_calls` (which chooses the method as well: a forward of
+    100,000 `h = self.lin(h)` lines stops after its statements, not after its 600,000 nodes)."""
     scan = _Scan()
+    proven = False
+    # The nodes are visited breadth first, in `ast.walk`'s order (signatures and statements before
+    # the expressions inside them), by one loop over a growing queue (no generator per node).
     queue = [node]
     node_class, fields_of = ast.AST, _CHILD_FIELDS
     for inner in queue:  # the list grows while it is read: a breadth-first queue
-        if until_candidate and scan.candidate:
+        if until_candidate and (scan.candidate or proven):
             return scan
         kind = type(inner)
         if kind is ast.Call:
@@ -135,6 +138,7 @@ def _scan(node, site_names=SITE_NAMES, until_candidate: bool = False) -> _Scan:
             func = inner.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                 scan.self_calls.add(func.attr)
+                proven = proven or func.attr in chosen_calls
         elif kind is ast.BinOp or kind is ast.AugAssign:
             if isinstance(inner.op, ast.MatMult):
                 scan.candidate = True
@@ -193,16 +197,17 @@ class _Source:
     def text(self, node) -> str:
         return "\n".join(self.lines[_first_line(node) - 1: node.end_lineno])
 
-    def scan(self, node, self_calls: re.Pattern | None = None) -> _Scan | None:
+    def scan(self, node, self_calls: re.Pattern | None = None, linear=frozenset()) -> _Scan | None:
         """None when the unit's text rules it out without walking its tree. `self_calls` matches
         calls of the class's nn.Linear attributes, which are call sites too. A candidate's scan stops
-        at the first proof, so its `self_calls` may be partial (nobody reads them)."""
+        at the first proof (or the first call of one of `linear`), so its `self_calls` may be partial
+        (read only for whether they meet `linear`)."""
         text = self.text(node)
         if not self.unit_text.search(text) and (self_calls is None or not self_calls.search(text)):
             return None
         if "#" in text and SHAPE_COMMENT.search(text):
             return _Scan(candidate=True)  # a shape-like comment: a candidate without a walk
-        return _scan(node, self.site_names, until_candidate=True)
+        return _scan(node, self.site_names, until_candidate=True, chosen_calls=linear)
 
 
 def _is_alias(statement) -> bool:
@@ -255,7 +260,7 @@ def _select_methods(cls: ast.ClassDef, source: _Source, selection: Selection) ->
             linear |= _linear_attributes(method)
     # `self.proj(x)`, also as `(self).proj (x)`: the attribute's name, then the call's `(`
     self_calls = re.compile(r"\b(?:" + "|".join(sorted(linear)) + r")\b[\s\\]*[(#]") if linear else None
-    scans = {id(m): source.scan(m, self_calls) for m in methods}
+    scans = {id(m): source.scan(m, self_calls, linear) for m in methods}
     chosen = [m for m in methods if scans[id(m)] is not None
               and (scans[id(m)].candidate or scans[id(m)].self_calls & linear)]
     if not chosen:

@@ -4,12 +4,18 @@ import sys
 
 from .output_files import write_file
 
+_SLICE = 1 << 20
 
-def write_output(text: str, path: str | None, protected=()) -> None:
+
+def write_output(text: str | list[str], path: str | None, protected=()) -> None:
     """Write to stdout, or to `path` (an unwritable path, or one in `protected`, is a usage error,
-    exit 2)."""
+    exit 2). `text` may be a list of pieces (a large report: never joined on stdout)."""
     if not path or path == "-":
-        sys.stdout.write(text)
+        # in slices: the stream encodes what it is given at once (a 100 MB report: 100 MB more)
+        for piece in ([text] if isinstance(text, str) else text):
+            for start in range(0, len(piece), _SLICE):
+                sys.stdout.write(piece[start:start + _SLICE])
         sys.stdout.flush()
         return
+    text = text if isinstance(text, str) else "".join(text)
     write_file(path, text.encode("utf-8", "backslashreplace"), "--output", protected)

@@ -120,7 +120,7 @@ class ResultCache:
     def put(self, text: str, path: str, config, result) -> None:
         key = self._key(text, path, config)
         payload = encode_entry(key=key, tool=tool_fingerprint(), path=path, text=text, findings=result.findings,
-                               sites=result.records(), skipped=result.skipped)
+                               sites=result.iter_records(), skipped=result.skipped)
         if len(payload) > entry_limit(text):
             return  # it would be refused when read
         target = self._file(key)

@@ -25,7 +25,7 @@ class Report:
         """(global id, path, record) for every site in the report, cached or fresh."""
         number = 0
         for result in self.results:
-            for record in result.records():
+            for record in result.iter_records():
                 yield number, result.path, {**record, "id": number}
                 number += 1
 

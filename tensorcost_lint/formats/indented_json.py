@@ -12,6 +12,9 @@ import json
 from json.encoder import encode_basestring, encode_basestring_ascii
 
 _INFINITY = float("inf")
+# Items of lists up to this depth (`check`'s sites at 2, `model`'s at 3) are joined as soon as they
+# are written: 100,000 sites are ~5 million small strings otherwise (~450 MB held until the last join).
+_JOINED_DEPTH = 3
 _SCALARS = {None: "null", True: "true", False: "false"}
 
 
@@ -46,11 +49,23 @@ def _key(key, string) -> str:
     raise _Other
 
 
-def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True) -> str:
+def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True, end: str = "", consume: bool = False) -> str:
+    """`end` is appended in the one join (`+ "\n"` afterwards copies a 100 MB report once more).
+    `consume`: the items of shallow lists are set to None once written (a caller that made `value`
+    only to write it: 100,000 site records are ~200 MB as dicts, ~100 MB as text)."""
+    return "".join(indented_parts(value, indent, ensure_ascii, end, consume))
+
+
+def indented_parts(value, indent: int = 2, ensure_ascii: bool = True, end: str = "",
+                   consume: bool = False) -> list[str]:
+    """dumps_indented's text as the pieces it is joined from (one per shallow item): a caller that
+    only writes the text writes them in turn, never holding the text twice."""
     string = encode_basestring_ascii if ensure_ascii else encode_basestring
     parts: list = []
     append = parts.append
+    key_texts: dict = {}  # a str key -> its JSON text and ": "
     step = " " * indent
+    shallowest = 1 + _JOINED_DEPTH * len(step)  # the margin of items at that depth
 
     def write(item, margin: str) -> None:
         kind = type(item)
@@ -73,15 +88,22 @@ def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True) -> str:
             inner = margin + step
             separator = "{" + inner
             for key, entry in item.items():
-                append(separator + (string(key) if type(key) is str else _key(key, string)) + ": ")
-                scalar = _SCALARS.get(entry) if entry is None or type(entry) is bool else None
-                if scalar is not None:
-                    append(scalar)
-                elif type(entry) is str:
-                    append(string(entry))
-                elif type(entry) is int:
-                    append(int.__repr__(entry))
+                # a report repeats a few keys 100,000 times: each encoded once, and a scalar entry
+                # goes in with its key as one piece
+                head = key_texts.get(key) if type(key) is str else None
+                if head is None:
+                    head = (string(key) if type(key) is str else _key(key, string)) + ": "
+                    if type(key) is str:
+                        key_texts[key] = head
+                kind = type(entry)
+                if entry is None or kind is bool:
+                    append(separator + head + _SCALARS[entry])
+                elif kind is str:
+                    append(separator + head + string(entry))
+                elif kind is int:
+                    append(separator + head + int.__repr__(entry))
                 else:
+                    append(separator + head)
                     write(entry, inner)
                 separator = "," + inner
             append(margin + "}")
@@ -91,9 +113,22 @@ def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True) -> str:
                 return
             inner = margin + step
             separator = "[" + inner
-            for entry in item:
-                append(separator)
-                write(entry, inner)
+            shallow = len(inner) <= shallowest
+            for index, entry in enumerate(item):
+                if shallow:
+                    mark = len(parts)
+                    append(separator)
+                    try:
+                        write(entry, inner)
+                    except _Other:  # json.dumps writes this item, at this depth: the same bytes
+                        del parts[mark + 1:]
+                        append(json.dumps(entry, indent=indent, ensure_ascii=ensure_ascii).replace("\n", inner))
+                    parts[mark:] = ["".join(parts[mark:])]
+                    if consume and kind is list:
+                        item[index] = None  # written: its memory goes back as its text grows
+                else:
+                    append(separator)
+                    write(entry, inner)
                 separator = "," + inner
             append(margin + "]")
         else:
@@ -102,5 +137,6 @@ def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True) -> str:
     try:
         write(value, "\n")
     except (_Other, RecursionError):
-        return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)
-    return "".join(parts)
+        return [json.dumps(value, indent=indent, ensure_ascii=ensure_ascii) + end]
+    append(end)
+    return parts

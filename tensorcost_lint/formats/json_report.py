@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .indented_json import dumps_indented
+from .indented_json import indented_parts
 
 
 def report_data(report, resolver) -> dict:
@@ -10,7 +10,7 @@ def report_data(report, resolver) -> dict:
     models = getattr(report, "models", None)  # whole_model.check_merge.ModelsInCheck
     sites = []
     for result in report.results:
-        for record in result.records():
+        for record in result.iter_records():
             site_ids[(result.path, record["id"])] = len(sites)
             contexts = models.contexts.get((result.path, record["id"])) if models is not None else None
             sites.append({**record, "id": len(sites), **({"contexts": contexts} if contexts else {})})
@@ -35,4 +35,9 @@ def report_data(report, resolver) -> dict:
 
 
 def render_json(report, resolver) -> str:
-    return dumps_indented(report_data(report, resolver), indent=2, ensure_ascii=False) + "\n"
+    return "".join(render_json_parts(report, resolver))
+
+
+def render_json_parts(report, resolver) -> list[str]:
+    """render_json's text in pieces, for a writer (cli.output.write_output) to write in turn."""
+    return indented_parts(report_data(report, resolver), indent=2, ensure_ascii=False, end="\n", consume=True)

@@ -73,8 +73,13 @@ class Rule:
 
     def check(self, context: RuleContext):
         """Yield findings for one file: the sites, then the facts reported at places."""
-        for result in context.sites:
-            yield from self.check_site(result, context)
+        if type(self).check_site is not Rule.check_site:
+            for result in context.sites:
+                yield from self.check_site(result, context)
+        elif self.facts:  # the default check_site: only a site with shape problems can yield
+            for result in context.sites:
+                if result.site.shapes is not None and result.site.shapes.problems:
+                    yield from self.check_site(result, context)
         if self.facts:
             for reported in context.reported:
                 if isinstance(reported.fact, self.facts):

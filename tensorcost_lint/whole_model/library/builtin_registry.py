@@ -74,11 +74,11 @@ def readings_of(interp, node: cst.Call, name: str | None) -> tuple:
     method) its code does not shadow; () for any other callee."""
     if name in STDLIB:
         return STDLIB[name]
-    func = node.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+    func = node.func  # (types compared by `is`: LibCST's classes are ABCs, slow to isinstance)
+    if type(func) is cst.Attribute and type(func.value) is cst.Name \
             and f"{func.value.value}.{func.attr.value}" in TYPE_METHODS and not known.shadowed(interp, func.value.value):
         return TYPE_METHODS[f"{func.value.value}.{func.attr.value}"]
-    if isinstance(func, cst.Name) and func.value in BUILTINS and not known.shadowed(interp, func.value):
+    if type(func) is cst.Name and func.value in BUILTINS and not known.shadowed(interp, func.value):
         return BUILTINS[func.value]
     return ()
 

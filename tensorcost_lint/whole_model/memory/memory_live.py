@@ -37,7 +37,7 @@ from ..values.optional_values import MaybeNone
 from ..values.strides import product
 
 MAX_REACHED = 10_000  # values visited for one name's storages (bounded work on a hostile object graph)
-_READING = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+_READING = frozenset({cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison})
 # an inference pass runs in eval mode: torch's dropout then returns its input itself (`_dropout_impl`:
 # `if (p == 0 || !train ...) return input`), as nn.Identity does: no new storage
 _RETURNS_INPUT = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
@@ -234,20 +234,21 @@ class LiveNames:
     @_guarded
     def observe(self, interp, node, fact) -> None:
         """An op was evaluated: the storages of the values it read are live until here."""
-        if not isinstance(node, _READING) or not self._active():
+        kind = type(node)  # (not isinstance: LibCST's ABCs make it slow, and this runs per expression)
+        if kind not in _READING or not self._active():
             return
         seen = self.run.storage.seen
-        if isinstance(node, cst.Call) and type(fact) is TensorFact and self._returns_input(interp, node, fact):
+        if kind is cst.Call and type(fact) is TensorFact and self._returns_input(interp, node, fact):
             return
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             children = [a.value for a in node.args]
-            if isinstance(node.func, cst.Attribute):
+            if type(node.func) is cst.Attribute:
                 children.append(node.func.value)
-        elif isinstance(node, cst.BinaryOperation):
+        elif kind is cst.BinaryOperation:
             children = [node.left, node.right]
-        elif isinstance(node, cst.UnaryOperation):
+        elif kind is cst.UnaryOperation:
             children = [node.expression]
-        elif isinstance(node, cst.Subscript):
+        elif kind is cst.Subscript:
             children = [node.value, *(e.slice.value for e in node.slice if isinstance(e.slice, cst.Index))]
         else:
             children = [node.left, *(c.comparator for c in node.comparisons)]
@@ -258,7 +259,7 @@ class LiveNames:
                 for storage in self.storages(value):
                     if storage not in storages:
                         storages.append(storage)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             made = self._temporaries(interp, node, fact)
             if isinstance(made, str):
                 line = interp.ctx.position(node)[0]

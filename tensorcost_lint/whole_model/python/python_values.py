@@ -211,10 +211,12 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "get_device"})
 def is_metadata(node) -> bool:
     """`x.shape`, `x.device`, `x.size(1)`: read from a tensor without a gradient flowing through,
     so `torch.arange(x.shape[1], device=x.device)` does not need one because x does."""
-    if isinstance(node, cst.Attribute):
+    # `type(...) is`: LibCST's classes are ABCs, whose isinstance is several times slower, and this
+    # runs for every expression a whole-model run evaluates (its concrete classes have no subclasses)
+    kind = type(node)
+    if kind is cst.Attribute:
         return node.attr.value in _METADATA_ATTRIBUTES
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-        and node.func.attr.value in _METADATA_METHODS
+    return kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _METADATA_METHODS
 
 
 # -- builtins on dims ----------------------------------------------------------------------------------

@@ -23,6 +23,14 @@ def site_rows(result) -> list[dict]:
     with other shapes is its own row); calls that repeat a context add executions, whether they
     were recorded once and repeated or recorded per iteration (a loop run index by index)."""
     merged: dict = {}
+    relative_paths: dict = {}  # a path's relpath once per report, not once per row (100,000 rows)
+
+    def relative(path: str) -> str:
+        known = relative_paths.get(path)
+        if known is None:
+            known = relative_paths[path] = _relative(path, result.root)
+        return known
+
     for row in result.totals.rows:
         entry = row.entry
         path, line, column, expression = _where(entry)
@@ -31,13 +39,13 @@ def site_rows(result) -> list[dict]:
         current = merged.get(key)
         if current is None:
             merged[key] = {
-                "path": _relative(path, result.root) if path is not None else "",
+                "path": relative(path) if path is not None else "",
                 "line": line, "column": column, "expression": expression, "module": entry.module,
                 "executions": row.executions, "flops": row.flops, "resolved": row.reason is None, "reason": row.reason,
                 "alternative": row.alternative,
             }
             if row.reason is not None:
-                merged[key]["shape_lost_at"] = _lost_at(entry, row.reason, lambda p: _relative(p, result.root))
+                merged[key]["shape_lost_at"] = _lost_at(entry, row.reason, relative)
         else:
             for name, value in (("executions", row.executions), ("flops", row.flops)):
                 current[name] = None if current[name] is None or value is None else current[name] + value

@@ -37,7 +37,7 @@ class CallDispatch:
             return torch_values.numeric_limits(self, args)
         if name in torch_values.EAGER_CHECKS:
             return torch_values.eager_check(self, args)
-        if name in module_bindings.DYNAMIC_IMPORTS or isinstance(node.func, cst.Name) and node.func.value == "__import__":
+        if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:
                 return imported
@@ -49,7 +49,8 @@ class CallDispatch:
         if name is not None and name.startswith("torch.nn."):
             return self.torch_module(name, args)
         func = node.func
-        if isinstance(func, cst.Attribute) and _pure(func.value, self.env):
+        kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
+        if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
                 return python_values.append(self, receiver, args)
@@ -62,7 +63,7 @@ class CallDispatch:
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
                     and run.method_of(CONFIG, func.attr.value) is None:
                 return UNHANDLED  # a method of a value: the transfer tables read it
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
+        if kind is cst.Attribute and type(func.value) is cst.Call and _is_super(func.value):
             receiver = self.eval(func.value)
             method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`
             if type(method) is FunctionRef:
@@ -72,26 +73,26 @@ class CallDispatch:
             return UNHANDLED
         if is_checkpoint_call(name, func):
             return call_checkpoint(run, self, node, args)
-        if isinstance(func, cst.Subscript) and _pure(func.value, self.env) and all(
+        if kind is cst.Subscript and _pure(func.value, self.env) and all(
                 isinstance(e.slice, cst.Index) and known_values.side_effect_free(e.slice.value) for e in func.slice):
             # a key computed from values (`kinds[(i % 2 == 0, in_loop)](dim)`) records no site
             callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
-        elif isinstance(func, cst.Call):
+        elif kind is cst.Call:
             return known_calls.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
-        elif isinstance(func, cst.Lambda):
+        elif kind is cst.Lambda:
             callee = self.eval(func)  # `(lambda f: f(x))(helper)`
-        elif isinstance(func, cst.Attribute) and module_bindings.is_dynamic_import(self, func.value):
+        elif kind is cst.Attribute and module_bindings.is_dynamic_import(self, func.value):
             callee = self.eval(func)  # `importlib.import_module("pkg.c").helper(x)`
             if callee is None:
                 run.not_followed(self.ctx, node, "the callee's module is imported at run time by a name the run "
                                                  "does not find in the analysed tree")
                 return UNHANDLED
-        elif isinstance(func, cst.Attribute) and class_members.is_item_of_object(self, func.value):
+        elif kind is cst.Attribute and class_members.is_item_of_object(self, func.value):
             callee = self.eval(func)  # `registry[type(config)]._from_config(config)`: `__getitem__` runs once
-        elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
+        elif kind is cst.Attribute and func.attr.value in module_casts.METHODS and type(func.value) is cst.Call:
             return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
         elif not _pure(func, self.env):
-            if isinstance(func, cst.Subscript) and name is None:
+            if kind is cst.Subscript and name is None:
                 attribute_presence.unknown_call(self, func, args, _pure)
                 run.not_followed(self.ctx, node, "the callee is picked by a subscript the run does not read")
             return UNHANDLED
@@ -130,7 +131,7 @@ class CallDispatch:
             return choices.call_module_choice(self, node, callee, args)
         if type(callee) is CallableChoice:
             return choices.call_callable_choice(self, node, callee, args)
-        if callee is None and isinstance(func, cst.Attribute) and _pure(func.value, self.env):
+        if callee is None and kind is cst.Attribute and _pure(func.value, self.env):
             done = module_methods.call_module_method(self, self.eval(func.value), func.attr.value, args)
             if done is not UNHANDLED:
                 return done
@@ -144,7 +145,7 @@ class CallDispatch:
             run.not_followed(self.ctx, node, f"`{name}` calls the code of the tree it is handed; the run does not "
                                              "follow it there")
             return UNHANDLED
-        if callee is None and isinstance(func, cst.Subscript):  # `self.layers[0](y)` of a list the run cannot read
+        if callee is None and kind is cst.Subscript:  # `self.layers[0](y)` of a list the run cannot read
             run.not_followed(self.ctx, node, "the callee is picked by a subscript whose value is not known")
             return UNHANDLED
         if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
@@ -222,11 +223,11 @@ def _pure(node, env=None) -> bool:
     """Names and attribute chains, and in them `[k]` with k an int or string literal or a name
     holding one (`self.blocks[0].gate`, `self.layers[i]`, `config.rope[kind].get`): evaluating them records no
     site and saves nothing, so a call we leave to the transfer tables can evaluate them again."""
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and _plain_index(node.slice[0].slice, env)):
+    while type(node) is cst.Attribute or type(node) is cst.Subscript:  # (not LibCST's slow ABC isinstance)
+        if type(node) is cst.Subscript and not (len(node.slice) == 1 and _plain_index(node.slice[0].slice, env)):
             return False
         node = node.value
-    return isinstance(node, cst.Name)
+    return type(node) is cst.Name
 
 
 def _plain_index(index, env) -> bool:

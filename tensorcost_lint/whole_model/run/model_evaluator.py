@@ -60,7 +60,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 if by_tree_code:
                     # the callee's own ops marked what needs one, and what each was computed from
                     flowed = _grad_items(run, fact)
-                merge = isinstance(node, cst.Call)  # `x.add_(y)` returns x, now computed from y too
+                merge = type(node) is cst.Call  # `x.add_(y)` returns x, now computed from y too
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
                     updated_in_place(run, self, node, flowed)
@@ -76,7 +76,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it
                     flow_into(frames, _grad_items(run, fact) or flowed)
-                    if isinstance(node, cst.Name):
+                    if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
             return fact

@@ -22,15 +22,17 @@ from ...analysis.file_analysis import _primary_framework, read_flags, read_pragm
 from ...analysis.imports import import_table_from_ast
 from ...safe_io.bounded_read import read_capped
 from ...safe_io.source_lines import source_lines
+from ...analysis.source_parse import parse_source
 from .dim_reads import recorded_like
 from . import module_bindings
 from ..values.installed_source import import_roots, not_found_reason, searched_in_site
 from .lazy_definitions import LazyDefinitions, TreeFileContext
 from ..values.source_error import SourceError
 
-# A file a whole-model run reads: the stdlib tree alone takes ~200 bytes per source byte (a 2.3 MB
-# forward of 100,000 statements: 485 MB), so the cap keeps a run's memory bounded; the largest file
-# of transformers (modeling_utils.py) is 280 KB.
+# A file a whole-model run reads: the stdlib tree it keeps takes ~100 bytes per source byte, and a
+# run holds ~11 KB per statement it evaluates (a 2.3 MB forward of 100,000 statements: ~1.1 GB and
+# ~20 s), so the cap keeps a run's memory bounded; the largest file of transformers
+# (modeling_utils.py) is 280 KB.
 MAX_SOURCE_BYTES = 2**20
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
 MAX_FILES = 2000
@@ -87,7 +89,7 @@ class SourceTree:
         self.files[path] = None
         try:
             text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
-            tree = ast.parse(text)
+            tree = parse_source(text)
         except FileNotFoundError:
             self.unreadable[path] = f"{path}: file not found"
             raise SourceError(self.unreadable[path]) from None
