@@ -200,7 +200,7 @@ def class_value(run, instance, name: str, missing=None):
         if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or isinstance(statement.value, ast.Constant):
             return missing
         return run.top_level_value(("class value", id(node), name),
-                                   lambda: (home, _parse_class_statement(home, statement)))
+                                   lambda: (home, _parse_class_statement(home, statement)), statement.lineno)
     return missing
 
 

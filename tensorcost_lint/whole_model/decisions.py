@@ -11,7 +11,7 @@ from shape_annotations import Sym, evaluate_integer
 from ..analysis.literals import int_value
 from ..analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ..analysis.interpreter import UNHANDLED
-from . import class_members, known_values
+from . import class_members, known_values, python_values
 from .expressions import truth
 from .library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from .objects import NONE, BoolFact, ClassRef, FunctionRef
@@ -153,7 +153,10 @@ def _plain_item(run, fact):
 
 def _contains(run, item, container):
     """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
-    `True in is_full` of known bools."""
+    `True in is_full` of known bools; a list built by appends (`DEPRECATED = []`) as the items it holds."""
+    if type(container) is python_values.GrowingList:
+        items = known_values.appended_items(container)
+        container = SequenceFact(items) if items is not None else None
     if type(item) in (BoolFact, IntFact, DimFact) and type(container) is SequenceFact:
         # `layer_idx not in config.mlp_only_layers`: ints >= 1 are sizes, compared by their value
         wanted = _plain_item(run, item)
@@ -163,6 +166,9 @@ def _contains(run, item, container):
         if wanted in [v for v in values if v is not _UNKNOWN]:
             return True
         return None if _UNKNOWN in values else False
+    if type(item) in (ClassRef, FunctionRef) and type(container) is MappingFact:
+        # a class is a key by its identity; a known dict's keys are strs, ints, floats and tuples
+        return None if known_values.partly_unknown(container) else False
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

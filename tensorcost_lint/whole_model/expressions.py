@@ -21,7 +21,8 @@ from . import attribute_presence, config_copies, known_values, library_values, o
 from .mapping_keys import key_of
 from .known_values import is_plain  # noqa: F401 - read here by model_flow and decisions
 from .library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
-from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, Sequential, known_count
+from .objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, ModuleRef, Sequential, \
+    known_count
 
 
 def decide_literal(fact):
@@ -322,7 +323,7 @@ def builtin_call(interp, node: cst.Call, args):
         owner, attribute = (interp.eval(value) for value in args.positional)
         if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
             owner = CONFIG  # a deep copy of the config has what the config has
-        if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
+        if type(owner) in (SelfFact, ClassRef, ModuleRef) and type(attribute) is StringFact:
             return attribute_presence.has_attribute(run, owner, attribute.value)
         if owner is CONFIG and type(attribute) is StringFact and run.config_values:
             return BoolFact(library_values.config_has(run, attribute.value))

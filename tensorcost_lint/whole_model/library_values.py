@@ -11,7 +11,7 @@ from shape_annotations import Const, Sym
 from ..analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from . import class_members, config_copies
 from .library_objects import IntFact, MappingFact, RecordFact
-from .objects import NONE, BoolFact
+from .objects import NONE, BoolFact, ClassRef, ModuleRef
 from .torch_values import TRACING_TYPES
 
 _MISSING = object()
@@ -203,6 +203,12 @@ def getattr_call(run, interp, args):
             from .attribute_presence import has_attribute
             if has_attribute(run, owner, name.value) == BoolFact(False):
                 return interp.eval(args.positional[2])
+    if type(owner) is ModuleRef:  # `getattr(module, class_name)`: what the module binds to the name
+        found = interp.attribute_of(owner, name.value)
+        if found is not None or not has_default:
+            if has_default:
+                interp.walk(args.positional[2])
+            return found
     if type(owner) is RecordFact:
         found = owner.attribute(name.value)
         return found if found is not None or not has_default else interp.eval(args.positional[2])
@@ -228,6 +234,10 @@ def isinstance_decision(interp, args):
     names = [interp.ctx.settings.imports.resolve(n) or (n.value if isinstance(n, cst.Name) else None) for n in nodes]
     if value is NONE:
         return False if all(n is not None and n not in ("NoneType", "type(None)") for n in names) else None
+    if type(value) is ClassRef:  # a class is an instance of `type` (its metaclass derives from it), of no data type
+        if "type" in names:
+            return True
+        return False if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names) else None
     if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
         return class_members.is_instance(interp, value, nodes)
     if type(value) is TensorFact:

@@ -35,6 +35,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         super().__init__(ctx, env, autocast)
         self.run = run
         self.source = source
+        self.top_line = None  # evaluating a module's top level: the line it has run to (module_order)
 
     def eval(self, node):
         # written as one method (one Python frame per expression level): model code nests calls 64
@@ -99,7 +100,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             registry = registries.registry(self.run, self.source, node.value)
             if registry is not None:
                 return registry
-            value = self.run.module_value(self.source, node.value)
+            value = self.run.module_value(self.source, node.value, self.top_line)
             if value is None and self.run.tree.is_import(self.source, node.value):
                 module = self.run.tree.module_named(self.source, node.value)  # `from . import c`
                 return ModuleRef(module) if module is not None else None
@@ -107,7 +108,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
-        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
+        inner = ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
+        inner.top_line = self.top_line  # a comprehension at the top level reads the module as of its line
+        return inner
 
     # -- Python values (python_values.py) and library-style values (expressions.py, library_values.py)
     def _eval_Integer(self, node):

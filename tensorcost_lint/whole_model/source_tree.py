@@ -52,6 +52,8 @@ class SourceFile:
     star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
     aliases: dict = field(default_factory=dict)  # top-level `helper = _h` -> "_h" (module_bindings)
     assigned: dict = field(default_factory=dict)  # other top-level `name = ...` -> line (module_bindings)
+    timeline: dict = field(default_factory=dict)  # name -> [(line, kind, ast statement)] (module_bindings)
+    exports: frozenset | None = None  # `__all__` when a literal: what `from m import *` binds
 
 
 class SourceTree:
@@ -132,11 +134,14 @@ class SourceTree:
         source.definitions.statements = {s.name: s for s in tree.body
                                          if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
+        guarded_stars = []
         for statement in _guarded_imports(tree.body):  # `if TYPE_CHECKING: from .peft import Mixin` (lazy modules)
             for alias in statement.names if isinstance(statement, ast.ImportFrom) and statement.level else ():
                 if alias.name != "*":
                     source.from_imports.setdefault(alias.asname or alias.name,
                                                    (statement.level, statement.module, alias.name))
+                else:  # `if TYPE_CHECKING: from .modeling_x import *`: the names a lazy module gives
+                    guarded_stars.append((statement.level, statement.module))
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
@@ -159,6 +164,8 @@ class SourceTree:
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     source.values[targets[0].id] = statement.value
+        source.star_imports.extend(star for star in guarded_stars if star not in source.star_imports)
+        source.exports = module_bindings.exported_names(tree.body)
         module_bindings.record(source, tree.body)
         self.files[path] = source
         return source
@@ -269,7 +276,7 @@ class SourceTree:
                         self.failures[(source.path, name)] = why
                 continue
             next_source = self._load_for(source, name, file)
-            if next_source is None:
+            if next_source is None or imported is None and not module_bindings.star_exports(next_source, name):
                 continue
             result = self._follow(next_source, imported_name, own, stop_at_definitions, hops - 1, seen)
             if result is not None:
