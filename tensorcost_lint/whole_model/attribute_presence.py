@@ -66,6 +66,10 @@ def has_attribute(run, owner, name: str):
     instance = run.instances.get(id(owner))
     if instance is None:
         return None
+    if id(owner) in run.__dict__.get("sub_config_ids", ()):
+        # a sub-config read from config.json holds what its `to_dict()` wrote, as the config does
+        # (library_values.config_has): a name neither there nor bound by its class is absent
+        return BoolFact(any(_class_defines(node, name) for _, node in _chain(run, instance.source, instance.class_name)))
     verdict = _class_has(run, instance.source, instance.class_name, name)
     if verdict is not None and not verdict.value and id(owner) in run.incomplete_objects:
         return None

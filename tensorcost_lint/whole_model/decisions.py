@@ -72,6 +72,10 @@ def decide_values(run, operator, left, left_node, right, right_node):
         if type(right) is BoolFact:
             same = _is_bool(left, right.value)  # `config.gating is True`: True and False are singletons
             return None if same is None else same == isinstance(operator, cst.Is)
+        if type(left) is SelfFact and type(right) is SelfFact and (left is not right or id(left) not in run.copy_indices):
+            # each object built is its own fact (`language_model is not self`); one fact standing for
+            # a list's n copies may be two of them
+            return (left is right) == isinstance(operator, cst.Is)
         if right is not NONE:
             return None
         known = left is NONE or left is CONFIG or type(left) in (

@@ -86,6 +86,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
         self.forward_build = False  # the constructors running were called by running code, not by a build
+        self.factory = False  # a classmethod factory is running inside a constructor (code_calls)
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
