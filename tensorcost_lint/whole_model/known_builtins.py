@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ..analysis.interpreter import UNHANDLED
-from . import call_binding, config_copies, known_containers, known_floats, known_math, python_values
+from . import call_binding, class_members, config_copies, known_containers, known_floats, known_math, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -125,7 +125,11 @@ def _setattr(interp, args):
     if args.keywords or args.starred or len(args.positional) != 3:
         return UNHANDLED
     owner, name, value = (interp.eval(node) for node in args.positional)
-    if type(owner) is SelfFact and type(name) is StringFact:
+    instance = interp.run.instance(owner) if type(owner) is SelfFact and type(name) is StringFact else None
+    setter = class_members.property_setter(interp.run, instance, name.value) if instance is not None else None
+    if setter is not None:  # a property with a setter: the setter runs, as for `obj.name = value`
+        interp.run._invoke(setter, [value], {}, None)
+    elif type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
     elif type(owner) is SelfFact:
         interp.run.incomplete_objects.add(id(owner))  # an attribute the run cannot name: hasattr cannot tell
@@ -224,8 +228,24 @@ def _int(interp, args):
     value = interp.eval(args.positional[0])
     if type(value) is BoolFact:
         return int_fact(int(value.value))
+    if type(value) is StringFact:  # `int(layer_idx)` of a config.json key
+        text = value.value.strip()
+        return int_fact(int(text)) if text.lstrip("+-").isdigit() and text.isascii() else None
     truncated = known_floats.truncated(interp.run, value)  # `int(head_dim * partial_rotary_factor)`
     return int_fact(truncated) if truncated is not None else UNHANDLED
+
+
+def _str(interp, args):
+    """`str(stage)` of a known int, bool or string: its text, as Python writes it."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is StringFact:
+        return value
+    if type(value) is BoolFact:
+        return StringFact(str(value.value))
+    number = int_of(interp.run, value) if type(value) in (IntFact, DimFact) else None
+    return StringFact(str(number)) if number is not None else None
 
 
 def _bool(interp, args):
@@ -267,7 +287,7 @@ def _type(interp, args):
 _BUILTINS = {"range": _range, "type": _type, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
              "callable": _callable, "filter": _filter, "any": _any_all(False), "all": _any_all(True),
              "isinstance": _isinstance, "len": length, "int": _int, "max": _extreme(max), "min": _extreme(min),
-             "bool": _bool, "setattr": _setattr, **known_containers.BUILTINS}
+             "bool": _bool, "str": _str, "setattr": _setattr, **known_containers.BUILTINS}
 # stdlib callables by their imported name (`from collections import OrderedDict`)
 _STDLIB = {"copy.deepcopy": config_copies.deepcopy_call, "copy.copy": config_copies.copy_call,
            **known_containers.STDLIB, **known_math.FUNCTIONS}

@@ -47,7 +47,7 @@ def _imported(folder: Path, module: str):
 @pytest.fixture
 def forget_imports():
     yield
-    for name in [n for n in sys.modules if n == "widths_net" or n.split(".")[0] == "modelhub"]:
+    for name in [n for n in sys.modules if n in ("widths_net", "stage_net") or n.split(".")[0] == "modelhub"]:
         del sys.modules[name]
 
 
@@ -90,3 +90,27 @@ def test_an_auto_class_finds_the_model_in_a_lazy_package(tmp_path, capsys, forge
     assert record["complete"] is True
     assert record["totals"]["flops"] == counted_flops(model, torch.randn(2, 24), training=mode == "training")
     assert {row["class"] for row in record["modules"]} >= {expected_class}
+
+
+# -- property setters: `self.x = v` (and `setattr(self, "x", v)`) on a class with `@x.setter` runs it ----
+
+STAGES = FIXTURES / "property_setters" / "stage_net.py"
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("build, keywords", [
+    ("StageNet(width=24)", {"width": 24}),
+    ("StageNet(width=24, overrides={'1': 40, '2': 56}, depth=3)", {"width": 24, "overrides": {"1": 40, "2": 56},
+                                                                     "depth": 3}),
+    ("StageNet(width=24, stages=3, overrides={'1': 8, '2': 40}, depth=9)",
+     {"width": 24, "stages": 3, "overrides": {"1": 8, "2": 40}, "depth": 9}),
+])
+def test_a_property_setter_runs_when_the_constructor_assigns(tmp_path, capsys, forget_imports, build, keywords, mode):
+    """The widths are the setter's expansion of the overrides and the depth its clamp (9 -> 4): the
+    value assigned itself (a dict, 9) would build another model or none."""
+    shutil.copy(STAGES, tmp_path / STAGES.name)
+    code, record, err = _run(tmp_path, capsys, build, "float32 batch 24", mode)
+    assert code == 0, err
+    model = _imported(STAGES.parent, "stage_net").StageNet(**keywords)
+    assert record["complete"] is True
+    assert record["totals"]["flops"] == counted_flops(model, torch.randn(2, 24), training=mode == "training")
