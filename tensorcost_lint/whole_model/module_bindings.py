@@ -194,7 +194,8 @@ def module_attribute(run, module: ModuleRef, name: str):
     if name in module.source.constants:
         value = module.source.constants[name]
         return DimFact(Const(value)) if value >= 1 else None
-    if name in module.source.timeline or name in module.source.from_imports or module.source.star_imports:
+    if name in module.source.timeline or name in module.source.from_imports or module.source.star_imports \
+            or module.source.lazy_star_imports:
         value = run.module_value(module.source, name)  # `auto_mappings.NAMES`: the module's value, once it has run
         if value is not None:
             return value

@@ -50,6 +50,7 @@ class SourceFile:
     classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
     module_imports: dict = field(default_factory=dict)  # `import a.b as c`: c -> "a.b"; `import a.b`: a -> "a"
     star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
+    lazy_star_imports: list = field(default_factory=list)  # the same under `if TYPE_CHECKING:` (a lazy package)
     aliases: dict = field(default_factory=dict)  # top-level `helper = _h` -> "_h" (module_bindings)
     assigned: dict = field(default_factory=dict)  # other top-level `name = ...` -> line (module_bindings)
     timeline: dict = field(default_factory=dict)  # name -> [(line, kind, ast statement)] (module_bindings)
@@ -164,7 +165,7 @@ class SourceTree:
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     source.values[targets[0].id] = statement.value
-        source.star_imports.extend(star for star in guarded_stars if star not in source.star_imports)
+        source.lazy_star_imports = [star for star in guarded_stars if star not in source.star_imports]
         source.exports = module_bindings.exported_names(tree.body)
         module_bindings.record(source, tree.body)
         self.files[path] = source
@@ -261,8 +262,10 @@ class SourceTree:
         if name in source.aliases and hops:  # `helper = _h`: the name it copies, in the same file
             return self._follow(source, source.aliases[name], own, stop_at_definitions, hops - 1, seen)
         imported = source.from_imports.get(name)
-        targets = [imported] if imported is not None else [(level, module, name) for level, module in source.star_imports]
-        for level, module, imported_name in targets:
+        targets = [(*imported, False)] if imported is not None else \
+            [(level, module, name, False) for level, module in source.star_imports] + \
+            [(level, module, name, True) for level, module in source.lazy_star_imports]
+        for level, module, imported_name, lazy in targets:
             if hops == 0:
                 self.failures[(source.path, name)] = f"re-export chain longer than {MAX_IMPORT_HOPS} files"
                 return None
@@ -274,6 +277,10 @@ class SourceTree:
                     why = not_found_reason(module, self.site_setting)
                     if why is not None:
                         self.failures[(source.path, name)] = why
+                continue
+            if lazy and file.name == "__init__.py":
+                # a lazy package's names are its own files' (`from .modeling_x import *`); one listing
+                # whole packages (an index of every model) is not searched: a name it lacks would read them all
                 continue
             next_source = self._load_for(source, name, file)
             if next_source is None or imported is None and not module_bindings.star_exports(next_source, name):
