@@ -6,6 +6,11 @@ it, as Python does, rather than itself. A name the module does not bind is follo
 imports to the module that does, with that module's value once it has run (an import runs the
 whole module first).
 
+A value is the run's own (value semantics): a table changed in place by another module that
+imports it is changed as that module's name reads it; read through its defining module, it is the
+table that module built (a package that extends its generated tables reads them through the module
+that extends them).
+
 Values are evaluated lazily, one binding at a time, never the whole module: a file such as
 transformers' `modeling_auto.py` binds a hundred mappings of which a model reads two. Each binding
 and each change is evaluated once per run (ModelRun.module_values)."""
