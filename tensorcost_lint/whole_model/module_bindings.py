@@ -8,6 +8,7 @@ complete-looking total."""
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -86,6 +87,19 @@ def _root(target):
     while isinstance(target, (ast.Subscript, ast.Attribute)):
         target = target.value
     return target.id if isinstance(target, ast.Name) else None
+
+
+def rebound_by_functions(text: str, body: list) -> frozenset:
+    """Names a function of the module declares `global` (`global kernel` then `kernel = load()`): a
+    call may rebind them at any time, so the module's own binding is not their value once it has run."""
+    if not _GLOBAL.search(text):
+        return frozenset()
+    return frozenset(name for statement in body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                            ast.ClassDef))
+                     for node in ast.walk(statement) if isinstance(node, ast.Global) for name in node.names)
+
+
+_GLOBAL = re.compile(r"^[ \t]+global[ \t]", re.MULTILINE)
 
 
 def exported_names(body: list) -> frozenset | None:

@@ -26,7 +26,10 @@ from .model_flow import ModelFlow
 
 
 def value_at(run, source, name: str, before: int | None = None):
-    """The value `name` holds in `source` just before line `before` (None: once the module has run)."""
+    """The value `name` holds in `source` just before line `before` (None: once the module has run);
+    unknown for a name a function of the module rebinds (`global name`)."""
+    if name in source.rebound:
+        return None
     events = [event for event in source.timeline.get(name, ()) if before is None or event[0] < before]
     start = next((i for i in range(len(events) - 1, -1, -1) if events[i][1] != "change"), None)
     if start is None or events[start][1] == "import":

@@ -55,6 +55,7 @@ class SourceFile:
     assigned: dict = field(default_factory=dict)  # other top-level `name = ...` -> line (module_bindings)
     timeline: dict = field(default_factory=dict)  # name -> [(line, kind, ast statement)] (module_bindings)
     exports: frozenset | None = None  # `__all__` when a literal: what `from m import *` binds
+    rebound: frozenset = frozenset()  # names its functions declare `global` (module_bindings)
 
 
 class SourceTree:
@@ -167,6 +168,7 @@ class SourceTree:
                     source.values[targets[0].id] = statement.value
         source.lazy_star_imports = [star for star in guarded_stars if star not in source.star_imports]
         source.exports = module_bindings.exported_names(tree.body)
+        source.rebound = module_bindings.rebound_by_functions(text, tree.body)
         module_bindings.record(source, tree.body)
         self.files[path] = source
         return source

@@ -47,7 +47,7 @@ def _imported(folder: Path, module: str):
 @pytest.fixture
 def forget_imports():
     yield
-    for name in [n for n in sys.modules if n in ("widths_net", "stage_net") or n.split(".")[0] == "modelhub"]:
+    for name in [n for n in sys.modules if n in ("widths_net", "stage_net", "kernel_net") or n.split(".")[0] == "modelhub"]:
         del sys.modules[name]
 
 
@@ -114,3 +114,27 @@ def test_a_property_setter_runs_when_the_constructor_assigns(tmp_path, capsys, f
     model = _imported(STAGES.parent, "stage_net").StageNet(**keywords)
     assert record["complete"] is True
     assert record["totals"]["flops"] == counted_flops(model, torch.randn(2, 24), training=mode == "training")
+
+
+# -- a module-level name a function rebinds (`global`) is not its first binding's value ---------------------
+
+KERNEL = FIXTURES / "module_order" / "kernel_net.py"
+
+
+def test_a_name_a_function_rebinds_is_undecided_until_assumed(tmp_path, capsys, forget_imports):
+    """`_fused = None` at the top, rebound by `load_fused()` when the environment asks: reading it as
+    None would call the plain path certain. Undecided, the total is partial; the user's `assume`
+    picks the path Python took, and the total is exact."""
+    shutil.copy(KERNEL, tmp_path / KERNEL.name)
+    code, record, err = _run(tmp_path, capsys, "KernelNet()", "float32 batch 16", "inference")
+    assert code == 0, err
+    assert record["complete"] is False and "_fused is None" in record["undecided"]
+    (tmp_path / "tensorcost.yaml").write_text((tmp_path / "tensorcost.yaml").read_text().replace(
+        "    mode: inference\n", "    mode: inference\n    assume: {\"_fused is None\": true}\n"))
+    code = main(["model", "--config", str(tmp_path / "tensorcost.yaml"), "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    record = json.loads(captured.out)["models"][0]
+    model = _imported(KERNEL.parent, "kernel_net").KernelNet()
+    assert record["complete"] is True
+    assert record["totals"]["flops"] == counted_flops(model, torch.randn(2, 16), training=False)
