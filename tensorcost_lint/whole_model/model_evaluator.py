@@ -31,11 +31,11 @@ _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
 
 
 class ModelEvaluator(CallDispatch, Evaluator):
-    def __init__(self, ctx, env: dict, autocast=None, *, run, source) -> None:
+    def __init__(self, ctx, env: dict, autocast=None, *, run, source, top_line=None) -> None:
         super().__init__(ctx, env, autocast)
         self.run = run
         self.source = source
-        self.top_line = None  # evaluating a module's top level: the line it has run to (module_order)
+        self.top_line = top_line  # evaluating a module's top level: the line it has run to (module_order)
 
     def eval(self, node):
         # written as one method (one Python frame per expression level): model code nests calls 64
@@ -108,9 +108,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
-        inner = ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
-        inner.top_line = self.top_line  # a comprehension at the top level reads the module as of its line
-        return inner
+        # a comprehension at the top level reads the module as of its line
+        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source, top_line=self.top_line)
 
     # -- Python values (python_values.py) and library-style values (expressions.py, library_values.py)
     def _eval_Integer(self, node):
