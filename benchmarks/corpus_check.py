@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tensorcost_lint.files import discover  # noqa: E402
+from tensorcost_lint.safe_io.files import discover  # noqa: E402
 
 # Sizes of a GPT-2-small-class model: what these names mean in the codebases they come from.
 DEFAULT_CONFIG = """\

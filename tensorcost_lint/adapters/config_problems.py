@@ -9,7 +9,7 @@ TCL900 is the code the host already treats as "tensorcost could not analyse this
 from __future__ import annotations
 
 from ..config.errors import ConfigError
-from ..findings import Finding
+from ..rules.findings import Finding
 
 CONFIG_ERROR_CODE = "TCL900"
 

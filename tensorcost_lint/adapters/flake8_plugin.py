@@ -27,8 +27,8 @@ from .. import __version__
 from ..config.errors import ConfigError
 from ..config.flake8_settings import find_flake8_file, resolve_against
 from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
-from ..rule_selection import RULE_PREFIX, unknown_selector_reason
-from ..engine import SYNTAX_ERROR_CODE, lint_source
+from ..rules.selection import RULE_PREFIX, unknown_selector_reason
+from ..driver.engine import SYNTAX_ERROR_CODE, lint_source
 from ..rules import ALL_RULES
 from .config_problems import resolve_config
 

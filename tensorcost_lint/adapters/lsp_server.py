@@ -34,7 +34,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..config.config_discovery import ConfigResolver, Overrides
-from ..engine import SYNTAX_ERROR_CODE, LintResult, lint_source
+from ..driver.engine import SYNTAX_ERROR_CODE, LintResult, lint_source
 from ..formats.sarif import rule_help_uri
 from .config_problems import resolve_config
 from .lsp_transport import AnsweringProtocol, exit_now, serve_stdio

@@ -26,7 +26,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.protocol import LanguageServerProtocol
 
-from ..files import MAX_SOURCE_BYTES
+from ..safe_io.files import MAX_SOURCE_BYTES
 
 # A frame holds a whole document, JSON-escaped: up to twice the largest source `check` reads.
 MAX_FRAME_BYTES = 2 * MAX_SOURCE_BYTES

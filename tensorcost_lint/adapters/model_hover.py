@@ -14,8 +14,8 @@ import os
 
 from estimator.units import format_bytes, format_flops
 
-from ..whole_model.in_check import run_model
-from ..whole_model.model_cache import _dependencies
+from ..model_check.in_check import run_model
+from ..model_check.model_cache import _dependencies
 
 MAX_ROWS = 12
 

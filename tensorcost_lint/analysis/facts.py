@@ -162,7 +162,7 @@ def merge_facts(a: Fact, b: Fact, sizes) -> Fact:
     """What both sides of a branch agree on; disagreement becomes unknown, never a pick."""
     if type(a) is ScalarFact and type(b) is ScalarFact and a is not b:
         # both numbers, but all ScalarFacts compare equal: returning one would pick its value where a
-        # run knows the values (whole_model/known_floats.py); a fresh one is a number of neither
+        # run knows the values (whole_model/python/known_floats.py); a fresh one is a number of neither
         return ScalarFact()
     if a == b:
         return a

@@ -28,7 +28,7 @@ from .function_flow import FunctionFlow, analyse_class, analyse_function, is_sta
 from .problems import UnitNotParsed, Unparseable
 from .imports import ast_dotted_name, import_table_from_ast
 from .units import select_units
-from ..source_lines import source_lines
+from ..safe_io.source_lines import source_lines
 
 _PRAGMA = re.compile(r"#\s*tensorcost\s*:")
 _FLAG_ASSIGNMENTS = {

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..files import UnreadableFile, read_source
+from ..safe_io.files import UnreadableFile, read_source
 from .document import SiteCosts
 from .identity import Scopes, keyed, relative_path
 

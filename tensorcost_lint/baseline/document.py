@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 
 from .. import __version__
-from ..bounded_read import read_capped
+from ..safe_io.bounded_read import read_capped
 from ..config.errors import ConfigError
 from .model_document import decode_models, encode_models
 from .site_entries import SiteCosts, _site, encoded_site  # noqa: F401 - SiteCosts is read from here too

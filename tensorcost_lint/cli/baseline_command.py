@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..config.config_discovery import ConfigResolver
-from ..runner import lint_paths
+from ..driver.runner import lint_paths
 from .check_command import add_common_arguments, check_paths, overrides_from
 from .output_files import files_in_use, write_file
 
@@ -30,12 +30,12 @@ def run(args) -> int:
     resolver = ConfigResolver(overrides_from(args))
     cache = None
     if not args.no_cache:
-        from ..cache import ResultCache
+        from ..driver.cache import ResultCache
 
         cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
     report = lint_paths(paths, resolver, cache=cache)
-    from ..baseline.model_gate import current_models
-    from ..whole_model.check_merge import merge, run_models
+    from ..cost_gate.model_gate import current_models
+    from ..model_check.check_merge import merge, run_models
     from .check_command import _model_cache
 
     outcomes = run_models(report, resolver, _model_cache(args))

@@ -13,8 +13,8 @@ from ..config.errors import ConfigError
 from ..config.flake8_settings import read_flake8_settings
 from ..config.per_file_ignores import parse_cli_entries
 from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
-from ..rule_selection import check_selectors
-from ..runner import lint_paths
+from ..rules.selection import check_selectors
+from ..driver.runner import lint_paths
 from .output import write_output
 from .output_files import files_in_use
 
@@ -121,7 +121,7 @@ def _check_usage(args, paths) -> None:
 
 def _render(report, args, resolver, sources, comparison=None) -> str:
     if args.format == "markdown":
-        from ..baseline.markdown import render_markdown
+        from ..cost_gate.markdown import render_markdown
 
         return render_markdown(comparison, report.findings)
     if args.format == "json":
@@ -140,13 +140,13 @@ def _render(report, args, resolver, sources, comparison=None) -> str:
 
     source_of = sources.lines if args.show_source else None
     text = render_text(report, statistics=args.statistics, resolver=resolver, quiet=args.quiet, source_of=source_of)
-    from ..formats.printable import printable
+    from ..safe_io.printable import printable
 
     # model names, notes and baseline lines carry the repository's strings: escaped, one line each
     if report.models is not None and not args.quiet:
         text += "".join(printable(line) + "\n" for line in report.models.summary_lines())
     if comparison is not None and not args.quiet:
-        from ..baseline.gate import summary_lines
+        from ..cost_gate.gate import summary_lines
 
         text += "".join(printable(line) + "\n" for line in summary_lines(comparison))
     return text
@@ -156,8 +156,8 @@ def _model_cache(args):
     """Whole-model results are cached beside the per-file results (whole_model.model_cache)."""
     if getattr(args, "no_cache", False):
         return None
-    from ..cache import ResultCache
-    from ..whole_model.model_cache import ModelCache
+    from ..driver.cache import ResultCache
+    from ..model_check.model_cache import ModelCache
 
     return ModelCache(ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default())
 
@@ -186,7 +186,7 @@ def run(args) -> int:
     else:
         cache = None
         if not args.no_cache:
-            from ..cache import ResultCache
+            from ..driver.cache import ResultCache
 
             cache = ResultCache(args.cache_dir) if args.cache_dir else ResultCache.default()
         report = lint_paths(paths, resolver, cache=cache, jobs=args.jobs)
@@ -198,14 +198,14 @@ def run(args) -> int:
             if args.format == "text" and not args.quiet:
                 print(fixing.summary())
     if paths != [STDIN] and not (args.fix or args.diff):
-        from ..whole_model.check_merge import merge, run_models
+        from ..model_check.check_merge import merge, run_models
 
         outcomes = run_models(report, resolver, _model_cache(args))
         if outcomes:
             report.models = merge(report, resolver, outcomes)  # never raises: a failed run is a note
     comparison = None
     if baseline is not None:
-        from ..baseline.gate import gate
+        from ..cost_gate.gate import gate
 
         comparison = gate(report, resolver, baseline, stdin_texts)
     write_output(_render(report, args, resolver, sources, comparison), args.output,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 
 from ..config.errors import ConfigError
-from ..files import MAX_SOURCE_BYTES, UnreadableFile, decode_source, read_source
-from ..fixes import fix_text, unified_diff, write_atomically
-from ..bounded_read import read_capped
-from ..runner import Report, lint_text
-from ..source_lines import source_lines
+from ..safe_io.files import MAX_SOURCE_BYTES, UnreadableFile, decode_source, read_source
+from ..driver.fixes import fix_text, unified_diff, write_atomically
+from ..safe_io.bounded_read import read_capped
+from ..driver.runner import Report, lint_text
+from ..safe_io.source_lines import source_lines
 
 STDIN_DISPLAY_NAME = "-"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..atomic_write import write_atomically
+from ..safe_io.atomic_write import write_atomically
 from ..config.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -49,8 +49,8 @@ def _validate(document, source: str, directory: str) -> None:
 
 def run(args) -> int:
     from ..config.safe_yaml import load_yaml_text
-    from ..dim_census import dim_census
-    from ..starter_config import read_hf_sizes, toml_table_text, without_tensorcost_tables, yaml_text
+    from ..driver.dim_census import dim_census
+    from ..driver.starter_config import read_hf_sizes, toml_table_text, without_tensorcost_tables, yaml_text
     from .check_command import check_paths
 
     paths = args.paths or ["."]

@@ -14,7 +14,7 @@ import sys
 
 from .. import __version__
 from ..config.errors import ConfigError
-from ..formats.printable import printable
+from ..safe_io.printable import printable
 
 # name -> module implementing add_arguments(parser) and run(args) -> int
 COMMANDS = {

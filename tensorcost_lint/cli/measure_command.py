@@ -70,7 +70,7 @@ def _settings(args):
 def _workloads(args, resolver):
     from ..config.plan_files import load_plan
     from ..measurement.workloads import plan_workload, site_workload
-    from ..runner import lint_paths
+    from ..driver.runner import lint_paths
 
     paths = args.paths or ["."]
     for path in paths:

@@ -14,11 +14,11 @@ from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entr
     parse_method_entry, read_config_json
 from ..config.memory_settings import OPTIMIZERS, MemorySettings, Precision
 from ..config.config_discovery import ConfigResolver, Overrides, parse_dim_override
-from ..whole_model.analyse import analyse_model
-from ..whole_model.build_entry import BuildError
-from ..whole_model.report import model_document
-from ..whole_model.report_text import model_text
-from ..whole_model.source_error import SourceError
+from ..whole_model.report.analyse import analyse_model
+from ..whole_model.run.build_entry import BuildError
+from ..whole_model.report.report import model_document
+from ..whole_model.report.report_text import model_text
+from ..whole_model.values.source_error import SourceError
 from .output import write_output
 
 

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..atomic_write import write_atomically
+from ..safe_io.atomic_write import write_atomically
 from ..config.errors import ConfigError
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bounded_read import read_capped
+from ..safe_io.bounded_read import read_capped
 from ..config.errors import ConfigError
 from .check_command import add_common_arguments
 from .output import write_output
@@ -51,7 +51,7 @@ def run(args) -> int:
     from ..measurement.optional_imports import require
     from ..reporting.cost_table import attach_measurements, file_findings, site_rows, totals
     from ..reporting.text_report import render_report_text
-    from ..runner import lint_paths
+    from ..driver.runner import lint_paths
     from .check_command import check_paths
 
     paths = args.paths or ["."]
@@ -102,7 +102,7 @@ def run(args) -> int:
 
 def _draw_memory(target: str, picture_format: str, config, inputs) -> None:
     from ..reporting.memory_bars import render_memory_bars
-    from ..whole_model.report import model_json
+    from ..whole_model.report.report import model_json
     from .model_command import analyse_entries
 
     if not config.models:

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..bounded_read import TooLarge, read_capped
+from ..safe_io.bounded_read import TooLarge, read_capped
 from ..hardware.evidence_files import resolve_device
 from .errors import ConfigError
 from .fields import _short

@@ -1,6 +1,6 @@
 """The memory keys of a `models:` entry (Contract 9): `optimizer`, `precision`, `cache_len`,
 `cache_dtype`, `sequence_dim`, `cache_parameter`, validated once into a frozen record; the memory model itself is in
-`tensorcost_lint.whole_model.memory_totals` and docs/memory.md."""
+`tensorcost_lint.whole_model.memory.memory_totals` and docs/memory.md."""
 
 from __future__ import annotations
 

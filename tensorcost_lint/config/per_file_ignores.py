@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 
-from ..rule_selection import check_selectors
+from ..rules.selection import check_selectors
 from .errors import ConfigError
 
 

@@ -18,13 +18,13 @@ from pathlib import Path
 from estimator import LIVENESS_POLICIES, EstimatorError, ExecutionPolicy, HardwareEvidence, normalize_dtype
 
 from ..hardware.evidence_files import load_evidence_file, resolve_device
-from ..rule_selection import check_selectors
+from ..rules.selection import check_selectors
 from .byte_sizes import parse_byte_size
 from .fields import MappingReader, key_path
 from .per_file_ignores import codes_ignored_for
 from .model_entries import CAUSAL_ATTENTION_FLOPS, parse_models
 from .site_packages import parse_site_packages
-from ..confinement import Confinement, OutsideProject, repository_root
+from ..safe_io.confinement import Confinement, OutsideProject, repository_root
 from .work_limits import WorkLimits, parse_work_limits
 
 CONFIG_FILENAMES = ("tensorcost.yaml", "pyproject.toml")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from ..bounded_read import NotARegularFile, TooLarge, read_capped
+from ..safe_io.bounded_read import NotARegularFile, TooLarge, read_capped
 from .errors import ConfigError
 
 MAX_FILE_BYTES = 1 << 20

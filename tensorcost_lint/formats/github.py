@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .printable import printable
+from ..safe_io.printable import printable
 from .text import summary_line
 
 # GitHub has three annotation levels; our `info` (the TCL501 ledger) is a notice.

@@ -13,12 +13,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__
-from ..engine import SYNTAX_ERROR_CODE
-from ..files import UnreadableFile, read_source
+from ..driver.engine import SYNTAX_ERROR_CODE
+from ..safe_io.files import UnreadableFile, read_source
 from ..rules import ALL_RULES
 from ..rules.docs import RULE_DOCS_URL
-from ..runner import READ_ERROR_CODE
-from ..source_lines import source_lines
+from ..driver.runner import READ_ERROR_CODE
+from ..safe_io.source_lines import source_lines
 from .github import workspace_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .coverage import coverage_hint, site_coverage
-from .printable import printable
+from ..safe_io.printable import printable
 
 
 def _plural(count: int, word: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..formats.printable import printable
+from ..safe_io.printable import printable
 from .cost_table import TOTALS_HEADERS, row_cells, sorted_rows, table_headers, totals_cells, why_not_costed
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from estimator import Accumulation, classify_accumulation, normalize_dtype, safe_accumulator
 
-from ..site_costs import operand_dtypes
+from ..costing.site_costs import operand_dtypes
 from .base import Example, Rule
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..findings import Finding, Fix
+from .findings import Finding, Fix
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from estimator import EstimatorError
 from estimator.counting import MAX_COUNT
 from estimator.planner import EXACT_LIMIT, best_order, fix_argument, is_exact
 
-from ..cost_steps import planned_framework
-from ..findings import Fix
+from ..costing.cost_steps import planned_framework
+from .findings import Fix
 from .base import Example, Rule
 from .messages import format_flops
 

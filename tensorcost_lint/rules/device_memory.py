@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from estimator.units import format_bytes
 
-from ..whole_model.memory_facts import ModelOverDeviceMemory
+from ..whole_model.values.memory_facts import ModelOverDeviceMemory
 from .base import Example, Rule
 
 _MODEL = '''import torch.nn as nn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from estimator.units import format_bytes, format_flops, format_seconds
 
-from ..whole_model.model_facts import ModelOverBudget
+from ..whole_model.values.model_facts import ModelOverBudget
 from .base import Example, Rule
 
 _MODEL = '''import torch.nn as nn

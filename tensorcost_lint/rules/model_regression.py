@@ -7,7 +7,7 @@ The fact comes from comparing two whole-model runs: `check --baseline` makes it
 from __future__ import annotations
 
 from ..baseline.wording import METRIC_NAMES, format_percent, format_ratio, format_value
-from ..whole_model.model_facts import ModelRegression
+from ..whole_model.values.model_facts import ModelRegression
 from .base import Example, Rule
 from .model_budgets import _MODEL
 

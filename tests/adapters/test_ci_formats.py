@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tensorcost_lint.findings import Finding
+from tensorcost_lint.rules.findings import Finding
 from tensorcost_lint.formats.github import annotation
 from tensorcost_lint.rules import ALL_RULES
 

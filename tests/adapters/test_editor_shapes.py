@@ -137,7 +137,7 @@ async def test_hover_on_a_parameter_a_target_and_a_later_use(client: LanguageCli
 def test_bindings_are_recorded_only_when_asked(tmp_path):
     """The CLI and flake8 never pay for binding positions; the language server asks for them."""
     from tensorcost_lint.config.project_config import parse_config
-    from tensorcost_lint.engine import lint_source
+    from tensorcost_lint.driver.engine import lint_source
 
     config = parse_config({"dims": {"B": 8, "T": 1024, "C": 768, "n_embd": 768, "n_head": 12}}, "test", None)
     assert lint_source(BLOCK, "model.py", config).bindings == []

@@ -20,9 +20,9 @@ from tensorcost_lint.analysis.context import FileSettings, Recorder
 from tensorcost_lint.analysis.imports import ImportTable
 from tensorcost_lint.config.config_discovery import ConfigResolver, Overrides
 from tensorcost_lint.config.project_config import parse_config
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 from tensorcost_lint.rules import ALL_RULES
-from tensorcost_lint.source_lines import source_lines
+from tensorcost_lint.safe_io.source_lines import source_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/adapters/models/*.py"),

@@ -10,11 +10,14 @@ from pathlib import Path
 from tensorcost_lint.analysis import problems
 from tensorcost_lint.baseline import compare
 from tensorcost_lint.rules import ALL_RULES, RULE_FOR_FACT
-from tensorcost_lint.whole_model import memory_facts, model_facts
+from tensorcost_lint.whole_model.values import memory_facts, model_facts
 
-ROOT = Path(__file__).resolve().parents[2] / "tensorcost_lint"
-BELOW_RULES = [*sorted((ROOT / "analysis").glob("*.py")), ROOT / "site_costs.py", ROOT / "cost_steps.py",
-               ROOT / "chain_costs.py"]
+from .test_import_layers import PACKAGE_FLOORS, _modules, _package_floor
+
+# The floors that make facts (the settings' key documentation, which names the rules a key feeds, aside).
+FACT_FLOORS = ("analysis", "costing", "whole-model run", "baseline documents")
+BELOW_RULES = [path for name, path in sorted(_modules().items()) if name.startswith("tensorcost_lint")
+               and _package_floor(name) in {list(PACKAGE_FLOORS).index(floor) for floor in FACT_FLOORS}]
 
 
 def _fact_types():

@@ -1,8 +1,9 @@
 """Imports flow one way. No import cycle anywhere in estimator/, shape_annotations/ or
-tensorcost_lint/ — counting imports made inside functions, which hide cycles rather than break them —
-and inside the analysis every module imports only its own floor or the floors below:
-values/facts → transfer tables → sites → flow. And no module is over MAX_MODULE_LINES lines: a file
-that grows past that is asking to be split by concern (STYLE.md)."""
+tensorcost_lint/ — counting imports made inside functions, which hide cycles rather than break them.
+Across tensorcost_lint every module imports only its own floor or the floors below (PACKAGE_FLOORS:
+safe io → settings → analysis → costing → whole-model run → … → front ends), and inside the
+analysis the same holds for values/facts → transfer tables → sites → flow. And no module is over
+MAX_MODULE_LINES lines: a file that grows past that is asking to be split by concern (STYLE.md)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,43 @@ FLOORS = {
     "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }
+
+# The floors of tensorcost_lint, lowest first, as packages or modules under it (the longest prefix
+# names a module's floor). Data flows up: files are read safely, settings parsed, source analysed
+# into call sites, sites costed, whole models interpreted; rules word findings over all of those;
+# the whole-model report words refusals in the rules' terms; formats and the driver run the rules
+# over files; the check integration runs models inside `check`; front ends sit on top.
+PACKAGE_FLOORS = {
+    "safe io": ("safe_io",),
+    "settings": ("config", "hardware"),
+    "analysis": ("analysis",),
+    "costing": ("costing",),
+    "whole-model run": ("whole_model",),
+    "baseline documents": ("baseline",),
+    "rules": ("rules",),
+    "project config": ("config.project_config", "config.per_file_ignores", "config.config_discovery"),
+    "whole-model report": ("whole_model.report",),
+    "formats and driver": ("formats", "driver"),
+    "check integration": ("model_check", "cost_gate"),
+    "front ends": ("cli", "adapters", "reporting", "measurement", "reference"),
+}
+
+# Inside the whole-model run, lowest first: the value model and the records a run makes; reading
+# source (the files, classes and bindings of a model's tree); Python's semantics (builtins, stdlib,
+# classes, containers); the library's (torch, nn, autograd); memory and storage; the evaluator that
+# runs a model over all of those. Its report sits above the rules (PACKAGE_FLOORS).
+WHOLE_MODEL_FLOORS = ("values", "source", "python", "library", "memory", "run")
+
+
+def _package_floor(module: str) -> int | None:
+    """The index of `module`'s floor in PACKAGE_FLOORS (the package root's `__version__` is the
+    lowest); None for a module of tensorcost_lint no floor names."""
+    if module == "tensorcost_lint":
+        return 0
+    relative = module.removeprefix("tensorcost_lint.")
+    named = [(len(prefix), index) for index, prefixes in enumerate(PACKAGE_FLOORS.values())
+             for prefix in prefixes if relative == prefix or relative.startswith(prefix + ".")]
+    return max(named)[1] if named else None
 
 
 def _modules() -> dict[str, Path]:
@@ -107,6 +145,53 @@ def test_cost_model_packages_know_nothing_of_libcst_or_the_lint_layer():
             assert "libcst" not in text and "tensorcost_lint" not in _imports(name, path, _modules()), name
 
 
+def _floor_violations(graph) -> list[str]:
+    found = []
+    for name in sorted(graph):
+        if not name.startswith("tensorcost_lint"):
+            continue
+        mine = _package_floor(name)
+        if mine is None:
+            found.append(f"{name} has no floor: add its package to PACKAGE_FLOORS")
+            continue
+        for target in sorted(graph[name]):
+            theirs = _package_floor(target) if target.startswith("tensorcost_lint") else None
+            if theirs is not None and theirs > mine:
+                floors = list(PACKAGE_FLOORS)
+                found.append(f"{name} ({floors[mine]}) imports {target} ({floors[theirs]})")
+    return found
+
+
+def test_every_module_imports_only_its_package_floor_or_below():
+    assert _floor_violations(_graph()) == []
+
+
+def test_the_package_floors_see_an_import_upwards():
+    graph = {"tensorcost_lint.safe_io.files": {"tensorcost_lint.rules.base"},
+             "tensorcost_lint.whole_model.report.totals": {"tensorcost_lint.rules"},
+             "tensorcost_lint.whole_model.memory.storage": {"tensorcost_lint.whole_model.report.totals"},
+             "tensorcost_lint.newpackage.thing": set()}
+    assert _floor_violations(graph) == [
+        "tensorcost_lint.newpackage.thing has no floor: add its package to PACKAGE_FLOORS",
+        "tensorcost_lint.safe_io.files (safe io) imports tensorcost_lint.rules.base (rules)",
+        "tensorcost_lint.whole_model.memory.storage (whole-model run) imports tensorcost_lint.whole_model.report.totals "
+        "(whole-model report)"]
+
+
+def test_whole_model_modules_import_only_their_floor_or_below():
+    prefix = "tensorcost_lint.whole_model."
+    inside = {name for name in _modules() if name.startswith(prefix) and not name.startswith(prefix + "report")}
+    floor_of = {name: WHOLE_MODEL_FLOORS.index(name[len(prefix):].split(".")[0]) for name in inside
+                if name[len(prefix):].split(".")[0] in WHOLE_MODEL_FLOORS}
+    assert inside - {prefix.rstrip(".")} == set(floor_of), "give each whole-model module a floor (a subpackage)"
+    graph = _graph()
+    for name in sorted(floor_of):
+        for target in sorted(graph[name]):
+            if target in floor_of:
+                assert floor_of[target] <= floor_of[name], \
+                    f"{name} ({WHOLE_MODEL_FLOORS[floor_of[name]]}) imports {target} ({WHOLE_MODEL_FLOORS[floor_of[target]]})"
+
+
 def test_analysis_modules_import_only_their_floor_or_below():
     floor_of = {f"tensorcost_lint.analysis.{m}": index for index, modules in enumerate(FLOORS.values()) for m in modules}
     analysis = {name for name in _modules() if name.startswith("tensorcost_lint.analysis.")}
@@ -117,7 +202,7 @@ def test_analysis_modules_import_only_their_floor_or_below():
             if target in floor_of:
                 assert floor_of[target] <= floor_of[name], f"{name} (floor {floor_of[name]}) imports {target} (floor {floor_of[target]})"
             assert not target.startswith("tensorcost_lint.") or target.startswith("tensorcost_lint.analysis") \
-                or target == "tensorcost_lint.source_lines", f"{name} reaches up to {target}"
+                or target == "tensorcost_lint.safe_io.source_lines", f"{name} reaches up to {target}"
 
 
 def _too_long(paths) -> list[str]:

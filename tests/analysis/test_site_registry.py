@@ -15,7 +15,7 @@ import pytest
 
 from tensorcost_lint.analysis.site_registry import SITES, readme_list
 from tensorcost_lint.analysis.units import select_units
-from tensorcost_lint.engine import may_have_findings
+from tensorcost_lint.driver.engine import may_have_findings
 from tests.lint.helpers import lint
 
 torch = pytest.importorskip("torch")

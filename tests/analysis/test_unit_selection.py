@@ -12,7 +12,7 @@ from tensorcost_lint.adapters.flake8_plugin import with_default_off_codes
 from tensorcost_lint.analysis import units
 from tensorcost_lint.analysis.units import select_units
 from tensorcost_lint.config.project_config import parse_config
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import pytest
 from tests.cli.inprocess import tensorcost_in
 from tests.conftest import EXAMPLES, ROOT, run_tensorcost
 
-from tensorcost_lint import file_lint
+from tensorcost_lint.driver import file_lint
 
-from tensorcost_lint.cache import ResultCache
+from tensorcost_lint.driver.cache import ResultCache
 from tensorcost_lint.config.project_config import ProjectConfig
 
 
@@ -43,7 +43,7 @@ def test_cached_and_parallel_runs_match_a_plain_run(tmp_path: Path):
 def test_cache_misses_when_content_or_config_changes(tmp_path: Path):
     cache = ResultCache(tmp_path / "cache")
     config = ProjectConfig(dims={"n": 4})
-    from tensorcost_lint.engine import lint_source
+    from tensorcost_lint.driver.engine import lint_source
 
     text = "import torch\n\ndef f(a, b):\n    return a @ b\n"
     cache.put(text, "m.py", config, lint_source(text, "m.py", config))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tensorcost_lint.config.config_discovery import load_config_file
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 from tests.cli.inprocess import tensorcost_in
 
 EINSUM = '''import numpy as np

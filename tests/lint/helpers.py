@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tensorcost_lint.config.project_config import parse_config
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 
 
 def lint(source: str, config: dict | None = None, path: str = "model.py"):
@@ -43,8 +43,8 @@ def lint_with_baseline(source: str, config: dict | None, before: str, before_con
     """Lint `source` with `check --baseline`, the baseline written from `before` (TCL601's examples)."""
     from tensorcost_lint.baseline.collect import collect
     from tensorcost_lint.baseline.document import current
-    from tensorcost_lint.baseline.gate import gate
-    from tensorcost_lint.runner import Report
+    from tensorcost_lint.cost_gate.gate import gate
+    from tensorcost_lint.driver.runner import Report
 
     source, before = textwrap.dedent(source), textwrap.dedent(before)
     then = _OneConfig(parse_config(before_config if before_config is not None else (config or {}), "test-config", None))
@@ -67,11 +67,11 @@ def lint_with_models(source: str, config: dict, before: str | None = None, befor
 
     from tensorcost_lint.baseline.collect import collect
     from tensorcost_lint.baseline.document import current
-    from tensorcost_lint.baseline.gate import gate
-    from tensorcost_lint.baseline.model_gate import current_models
+    from tensorcost_lint.cost_gate.gate import gate
+    from tensorcost_lint.cost_gate.model_gate import current_models
     from tensorcost_lint.config.config_discovery import ConfigResolver, Overrides
-    from tensorcost_lint.runner import lint_paths
-    from tensorcost_lint.whole_model.check_merge import merge, run_models
+    from tensorcost_lint.driver.runner import lint_paths
+    from tensorcost_lint.model_check.check_merge import merge, run_models
 
     def checked(directory: Path, text: str, settings: dict):
         (directory / "model.py").write_text(textwrap.dedent(text))

@@ -11,7 +11,7 @@ import pytest
 from shape_annotations import parse_pragma, parse_shape_comment
 from shape_annotations.errors import ShapeError
 from tensorcost_lint.config.project_config import ProjectConfig
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 
 from .inline_expectations import expected_findings, mismatches, without_expectations
 

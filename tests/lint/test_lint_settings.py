@@ -8,11 +8,11 @@ from dataclasses import fields, replace
 
 import pytest
 
-from tensorcost_lint import lint_settings as settings_module
+from tensorcost_lint.driver import lint_settings as settings_module
 from tensorcost_lint.adapters.cost_hover import hover_markdown
 from tensorcost_lint.config.project_config import ProjectConfig
-from tensorcost_lint.engine import lint_source
-from tensorcost_lint.lint_settings import LintSettings, lint_settings
+from tensorcost_lint.driver.engine import lint_source
+from tensorcost_lint.driver.lint_settings import LintSettings, lint_settings
 
 TWO_MATMULS = """import torch
 

@@ -10,7 +10,7 @@ import pytest
 from estimator.units import format_flops
 from tensorcost_lint.config.config_discovery import ConfigResolver
 from tensorcost_lint.config.project_config import ProjectConfig
-from tensorcost_lint.runner import lint_paths
+from tensorcost_lint.driver.runner import lint_paths
 
 from .helpers import lint, site_by_line
 

@@ -38,7 +38,7 @@ def crowded(tmp_path, monkeypatch):
 def _rows():
     from tensorcost_lint.measurement.chosen_evidence import EvidenceResolver
     from tensorcost_lint.reporting.cost_table import site_rows
-    from tensorcost_lint.runner import lint_paths
+    from tensorcost_lint.driver.runner import lint_paths
 
     args = argparse.Namespace(evidence=[], hardware=None, traffic_boundary=None, dim=[], config=None)
     resolver = EvidenceResolver(args)

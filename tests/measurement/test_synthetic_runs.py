@@ -100,7 +100,7 @@ def test_attention_workloads_take_the_plans_layout_and_mask():
     import textwrap
 
     from tensorcost_lint.config.project_config import parse_config
-    from tensorcost_lint.engine import lint_source
+    from tensorcost_lint.driver.engine import lint_source
     from tensorcost_lint.measurement.workloads import attention_flops, site_workload
 
     source = textwrap.dedent('''

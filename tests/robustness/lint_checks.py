@@ -11,9 +11,9 @@ import traceback
 import warnings
 
 from tensorcost_lint.config.project_config import ProjectConfig
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 from tensorcost_lint.formats.site_records import site_record
-from tensorcost_lint.lint_settings import lint_settings
+from tensorcost_lint.driver.lint_settings import lint_settings
 
 from .model_programs import DECLARED_DIMS, SEQUENCE_DIMS
 

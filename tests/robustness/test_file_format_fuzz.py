@@ -21,7 +21,7 @@ from tensorcost_lint.cli.estimate_command import estimate_fields
 from tensorcost_lint.config.errors import ConfigError
 from tensorcost_lint.config.plan_files import load_plan
 from tensorcost_lint.config.config_discovery import load_config_file
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 
 from .lint_checks import fuzz_config
 

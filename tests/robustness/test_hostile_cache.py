@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorcost_lint import cache as cache_module
+from tensorcost_lint.driver import cache as cache_module
 
 from .cli_runs import tensorcost
 from .in_process import run_main
@@ -125,7 +125,7 @@ def _rewrite(entry: Path, change, *, redigest: bool) -> None:
     if "result" in data:
         change(data["result"])
         if redigest:
-            from tensorcost_lint.cache_entries import entry_digest
+            from tensorcost_lint.driver.cache_entries import entry_digest
 
             data["digest"] = entry_digest(data["key"], data["result"])
     else:
@@ -205,7 +205,7 @@ MALFORMED_FIXES = {
 @pytest.mark.parametrize("name", sorted(MALFORMED_FIXES))
 def test_d7_entry_with_a_malformed_fix_is_a_miss(repo: Path, name: str):
     """A fix is not printed by any format, so the outputs cannot show a bad one: the store must refuse it."""
-    from tensorcost_lint.cache import ResultCache
+    from tensorcost_lint.driver.cache import ResultCache
     from tensorcost_lint.config.config_discovery import ConfigResolver
 
     text, config = (repo / "model.py").read_text(), ConfigResolver().for_path("model.py")
@@ -250,9 +250,9 @@ def test_d7_a_300_mb_entry_is_not_read(repo: Path):
 
 def test_d7_every_fresh_entry_is_served_back(tmp_path: Path):
     """The checks must not refuse what a fresh run writes: every example's entry is a hit."""
-    from tensorcost_lint.cache import ResultCache
+    from tensorcost_lint.driver.cache import ResultCache
     from tensorcost_lint.config.config_discovery import ConfigResolver
-    from tensorcost_lint.engine import lint_source
+    from tensorcost_lint.driver.engine import lint_source
 
     store = ResultCache(tmp_path / "cache")
     resolver = ConfigResolver()

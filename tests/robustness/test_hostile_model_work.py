@@ -96,7 +96,7 @@ def test_a_long_forward_libcst_parses_is_read_to_its_limit_and_the_cut_listed(tm
     """A definition ast_front does not build (here a statement after a backslash-continued line)
     is parsed by LibCST, to MAX_DEFINITION_LINES; ast_front builds the others whole
     (test_long_straight_code.py)."""
-    from tensorcost_lint.whole_model.lazy_definitions import MAX_DEFINITION_LINES
+    from tensorcost_lint.whole_model.source.lazy_definitions import MAX_DEFINITION_LINES
 
     source = long_forward(8_000).replace("        h = x\n", "        h = x\n        g = 1; \\\n        h = self.lin(h)\n", 1)
     run, cpu = _run(tmp_path, source)

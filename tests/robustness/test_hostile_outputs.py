@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorcost_lint import parallel
+from tensorcost_lint.driver import parallel
 
 from .cli_runs import ROOT, assert_one_line_error, clean_env, tensorcost
 from .in_process import run_main
@@ -185,11 +185,11 @@ def test_d13_github_output_escapes_properties_and_control_characters(hostile: Pa
 
 
 def test_d13_messages_that_echo_source_text_are_escaped():
-    from tensorcost_lint.findings import Finding
+    from tensorcost_lint.rules.findings import Finding
     from tensorcost_lint.formats.github import annotation
     from tensorcost_lint.formats.text import render_text
-    from tensorcost_lint.engine import LintResult
-    from tensorcost_lint.runner import Report
+    from tensorcost_lint.driver.engine import LintResult
+    from tensorcost_lint.driver.runner import Report
 
     finding = Finding("m.py", 1, 1, "TCL401", "warning", "`q @ k` says \x1b]0;title\x07\u202eevil\r\nnext")
     report = Report(files_checked=1, results=[LintResult("m.py", findings=[finding])])

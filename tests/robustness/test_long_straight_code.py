@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import resource
 
-from tensorcost_lint import cache as cache_module
+from tensorcost_lint.driver import cache as cache_module
 
 from .cli_runs import clean_env, tensorcost
 from .in_process import run_main

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tensorcost_lint.engine import lint_source
+from tensorcost_lint.driver.engine import lint_source
 
 from .hostile_files import GOOD, GOOD_FINDING
 from .lint_checks import fuzz_config, python_accepts

@@ -211,7 +211,7 @@ def test_evidence_may_not_be_a_device(tmp_path):
 
 # -- the result cache ------------------------------------------------------------------------------
 
-HAS_CACHE = importlib.util.find_spec("tensorcost_lint.cache") is not None
+HAS_CACHE = importlib.util.find_spec("tensorcost_lint.driver.cache") is not None
 
 
 def _snapshot(root: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""Sound dim unification (whole_model/dim_unification.py): an input dim no `dims` sizes is bound to
+"""Sound dim unification (whole_model/values/dim_unification.py): an input dim no `dims` sizes is bound to
 the size a layer it meets requires, said in `unified_dims` and the text report; a contradiction
 stays a contraction mismatch; two unsized names stay unknown."""
 

@@ -107,7 +107,7 @@ def test_a_re_export_chain_past_the_hop_limit_is_listed(tmp_path):
 def test_the_file_cap_is_listed(tmp_path, monkeypatch):
     """More helper files than the cap, one helper each (the issue's 2,100 against 2,000, scaled
     down here): the run reads up to its file cap, costs what it read, and lists each call past it."""
-    import tensorcost_lint.whole_model.source_tree as source_tree
+    import tensorcost_lint.whole_model.source.source_tree as source_tree
 
     monkeypatch.setattr(source_tree, "MAX_FILES", 40)
     count = 50
@@ -146,7 +146,7 @@ def test_a_deep_super_forward_chain_is_walked(tmp_path):
 
 
 def test_a_base_chain_past_the_limit_is_listed(tmp_path):
-    from tensorcost_lint.whole_model.inheritance import MAX_BASES
+    from tensorcost_lint.whole_model.values.inheritance import MAX_BASES
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "model.py").write_text(_chain(MAX_BASES + 5))
@@ -202,7 +202,7 @@ def test_a_recursive_constructor_of_unknown_depth_is_listed(tmp_path):
 
 
 def test_the_call_depth_limit_is_not_called_recursion(tmp_path):
-    from tensorcost_lint.whole_model.code_calls import MAX_CALL_DEPTH
+    from tensorcost_lint.whole_model.run.code_calls import MAX_CALL_DEPTH
 
     depth = MAX_CALL_DEPTH + 10
     helpers = "".join(f"def h{i}(x, w):\n    return h{i + 1}(x, w)\n\n" for i in range(depth))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tensorcost_lint.cli.main import main
-from tensorcost_lint.whole_model.report_text import short_expression
+from tensorcost_lint.whole_model.report.report_text import short_expression
 
 MODEL = '''\
 import torch

@@ -8,8 +8,8 @@ import json
 from tests.cli.inprocess import tensorcost_in
 from tests.whole_model.gate_fixture import MODEL, make_project
 
-from tensorcost_lint.whole_model import in_check
-from tensorcost_lint.whole_model.model_facts import over_budget
+from tensorcost_lint.model_check import in_check
+from tensorcost_lint.whole_model.values.model_facts import over_budget
 
 
 def _json(project, *extra):
@@ -140,7 +140,7 @@ def test_the_flake8_plugin_runs_no_model(tmp_path):
 
 
 def test_a_cached_check_reruns_a_model_when_a_file_it_reached_changes(tmp_path, monkeypatch):
-    from tensorcost_lint.whole_model import check_merge
+    from tensorcost_lint.model_check import check_merge
 
     runs = []
     real = check_merge.run_model

@@ -122,9 +122,10 @@ KERNEL = FIXTURES / "module_order" / "kernel_net.py"
 
 
 def test_a_name_a_function_rebinds_is_undecided_until_assumed(tmp_path, capsys, forget_imports):
-    """`_fused = None` at the top, rebound by `load_fused()` when the environment asks: reading it as
-    None would call the plain path certain. Undecided, the total is partial; the user's `assume`
-    picks the path Python took, and the total is exact."""
+    """`_fused = None` at the top, rebound by `load_fused()` (`global _fused`), which the constructor
+    calls when the environment asks: once that function has run, reading `_fused` as None would
+    call the plain path certain. Undecided, the total is partial; the user's `assume` picks the
+    path Python took, and the total is exact."""
     shutil.copy(KERNEL, tmp_path / KERNEL.name)
     code, record, err = _run(tmp_path, capsys, "KernelNet()", "float32 batch 16", "inference")
     assert code == 0, err

@@ -139,7 +139,7 @@ def test_inference_peak_is_the_largest_live_set_under_serial_reuse(tmp_path, cap
 
 
 def test_a_failure_of_memory_tracking_leaves_the_flops_and_says_why(tmp_path, capsys, monkeypatch):
-    from tensorcost_lint.whole_model import storage
+    from tensorcost_lint.whole_model.memory import storage
 
     def broken(self, interp, node, fact):
         raise ValueError("boom")

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tensorcost_lint.whole_model.saved_tensors import _matmul_operands  # noqa: E402
-from tensorcost_lint.whole_model.storage import Layout, Storage  # noqa: E402
-from tensorcost_lint.whole_model.strides import is_contiguous, view_strides  # noqa: E402
+from tensorcost_lint.whole_model.memory.saved_tensors import _matmul_operands  # noqa: E402
+from tensorcost_lint.whole_model.memory.storage import Layout, Storage  # noqa: E402
+from tensorcost_lint.whole_model.values.strides import is_contiguous, view_strides  # noqa: E402
 
 
 def _views():

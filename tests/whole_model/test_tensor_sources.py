@@ -44,7 +44,7 @@ def test_a_range_over_an_anonymous_length_stays_unknown():
     whole run)."""
     from shape_annotations import BinOp, Const, Sym
 
-    from tensorcost_lint.whole_model.torch_values import _range_length
+    from tensorcost_lint.whole_model.library.torch_values import _range_length
 
     half = BinOp("//", Sym("_"), Const(2))
     assert _range_length(Const(1), half, 1, {"seq": 8}) is None

@@ -1,0 +1,48 @@
+"""nn.Module's own methods called on a module of the analysed tree that does not define them.
+
+`module.eval()` and `module.train(mode)` set `training` on the module and every module below it and
+return the module (torch 2.x `nn.Module.train`); the run's `self.training` reads that flag where it
+was set, and the entry's mode elsewhere. BigBird's `set_attention_type` ends with
+`if not self.training: self.self.eval()`. `.to(...)`, `.float()`, `.cpu()` and the like return
+the module too (module_casts).
+"""
+
+from __future__ import annotations
+
+from ...analysis.facts import SelfFact
+from ...analysis.interpreter import UNHANDLED
+from . import module_casts
+from ..values.objects import BoolFact, ModuleList
+
+MAX_MODULES = 100_000  # modules set per call: a bound on a hostile tree of modules
+
+
+def call_module_method(interp, receiver, method: str, args):
+    run = interp.run
+    if type(receiver) is not SelfFact or run.instance(receiver) is None or run.method_of(receiver, method) is not None:
+        return UNHANDLED
+    if method == "eval" and not args.positional and not args.keywords:
+        return _set_training(receiver, False)
+    if method == "train" and not args.starred and len(args.positional) + len(args.keywords) <= 1:
+        given = args.get(0, "mode")
+        mode = interp.eval(given) if given is not None else BoolFact(True)
+        if type(mode) is not BoolFact:
+            return UNHANDLED
+        return _set_training(receiver, mode.value)
+    return module_casts.moved_or_cast(interp, receiver, method, args)
+
+
+def _set_training(root: SelfFact, training: bool) -> SelfFact:
+    pending, seen = [root], set()
+    while pending and len(seen) < MAX_MODULES:
+        module = pending.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        module.attributes["training"] = BoolFact(training)
+        for value in module.attributes.values():
+            if type(value) is SelfFact:
+                pending.append(value)
+            elif type(value) is ModuleList:
+                pending.extend(item for item in value.items if type(item) is SelfFact)
+    return root

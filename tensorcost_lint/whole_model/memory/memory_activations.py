@@ -1,0 +1,375 @@
+"""What autograd saves for backward at every op that is not a contraction or attention (those are
+saved_tensors.py's), as storages; `activations` (Contract 9) is the distinct storages all ops save,
+over all executions, at the end of the forward.
+
+The table follows torch's derivatives.yaml (torch 2.x): an op saves only when its result needs a
+gradient, and then
+
+- `a * b` saves b when a needs a gradient and a when b does; `a / b` saves b, and a when b needs
+  one. A Python number operand is wrapped as a 0-dim tensor (float64, or int64 for an int) and
+  saved as such: 8 bytes of its own.
+- `x ** p`, `x.pow(p)`, GELU, SiLU: the input; `rsqrt`, `exp`, `tanh`, `sigmoid`, ReLU, softmax and
+  log-softmax: the result.
+- layer norm: the input, and the mean and reciprocal deviation of each normalised row (float32
+  for float32 input, one per row); embedding: the indices; `masked_fill`: the mask; cross entropy:
+  the log-softmax (a new storage like the logits), the targets and a total weight (0-dim, like the
+  logits).
+- `+`, `-`, negation, concatenation, views, copies (`contiguous`, `.to`, `.float()`), reductions
+  that keep no input (`sum`, `mean`), dropout at p=0 (torch returns its input): nothing.
+
+An op whose result needs a gradient and that is not in the table makes `activations` unknown,
+with the op named: never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ...analysis import multihead_attention
+from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
+from ..library.gradient_inputs import gradient_inputs, layout_storage
+from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
+from ..values.objects import Embedding, FunctionRef, SiteEntry
+from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
+from ..values.strides import product
+
+_INPUT = "input"  # saves its (first) tensor input
+_RESULT = "result"  # saves its result
+_NOTHING = "nothing"
+
+# torch functions (canonical names) and tensor methods, by what they save
+_FUNCTIONS = {
+    "torch.nn.functional.gelu": _INPUT, "torch.nn.functional.silu": _INPUT, "torch.pow": _INPUT,
+    "torch.nn.functional.relu": _RESULT, "torch.relu": _RESULT, "torch.rsqrt": _RESULT, "torch.exp": _RESULT,
+    "torch.tanh": _RESULT, "torch.sigmoid": _RESULT, "torch.sqrt": _RESULT,
+    "torch.softmax": _RESULT, "torch.nn.functional.softmax": _RESULT, "torch.log_softmax": _RESULT,
+    "torch.nn.functional.log_softmax": _RESULT,
+    "torch.cat": _NOTHING, "torch.concat": _NOTHING, "torch.stack": _NOTHING, "torch.sum": _NOTHING,
+    "torch.mean": _NOTHING, "torch.flatten": _NOTHING, "torch.reshape": _NOTHING, "torch.transpose": _NOTHING,
+    "torch.permute": _NOTHING, "torch.unsqueeze": _NOTHING, "torch.squeeze": _NOTHING, "torch.split": _NOTHING,
+    "torch.chunk": _NOTHING, "torch.neg": _NOTHING, "torch.add": _NOTHING, "torch.sub": _NOTHING,
+}
+_METHODS = {
+    "pow": _INPUT, "rsqrt": _RESULT, "exp": _RESULT, "tanh": _RESULT, "sigmoid": _RESULT, "sqrt": _RESULT,
+    "relu": _RESULT, "softmax": _RESULT, "log_softmax": _RESULT,
+    "view": _NOTHING, "reshape": _NOTHING, "transpose": _NOTHING, "permute": _NOTHING, "contiguous": _NOTHING,
+    "unsqueeze": _NOTHING, "squeeze": _NOTHING, "expand": _NOTHING, "expand_as": _NOTHING, "flatten": _NOTHING,
+    "split": _NOTHING, "chunk": _NOTHING, "float": _NOTHING, "half": _NOTHING, "bfloat16": _NOTHING,
+    "to": _NOTHING, "type_as": _NOTHING, "sum": _NOTHING, "mean": _NOTHING, "neg": _NOTHING, "t": _NOTHING,
+    "clone": _NOTHING, "view_as": _NOTHING, "reshape_as": _NOTHING, "swapaxes": _NOTHING, "unflatten": _NOTHING,
+    "add": _NOTHING, "sub": _NOTHING, "detach": _NOTHING, "type": _NOTHING,
+}
+# torch.nn classes that hold no parameter, by what they save
+_MODULES = {"GELU": _INPUT, "SiLU": _INPUT, "ReLU": _RESULT, "Tanh": _RESULT, "Sigmoid": _RESULT,
+            "Softmax": _RESULT, "LogSoftmax": _RESULT, "Identity": _NOTHING,
+            "GELUActivation": _INPUT}  # transformers' GELUActivation runs nn.functional.gelu
+_LAYER_NORM = "torch.nn.functional.layer_norm"
+_CROSS_ENTROPY = "torch.nn.functional.cross_entropy"
+_EMBEDDING = "torch.nn.functional.embedding"
+_DROPOUTS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"})
+_SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint"})  # its entries are the checkpoint's
+
+
+@dataclass
+class OpSaved:
+    """An op's saved storages (storage.Storage), in the run's order, at the module path it ran in;
+    for the backward's liveness (memory_peak): its result's storage, the (elements, dtype) of each
+    operand that needs a gradient (the gradients its backward makes), and the elements and dtype of
+    what else its backward formula allocates while it runs (cross entropy: nll_loss_backward's
+    gradient of the log-softmax, like the logits)."""
+
+    module: str
+    storages: tuple
+    output: object = None
+    inputs: tuple = ()
+    temporary: tuple = ()  # ((elements, dtype), ...)
+    owner: str | None = None  # the path of the torch module it is the op of (nn.Embedding, a norm)
+
+
+def _modelled_module(callee) -> bool:
+    """A torch module whose call records several sites (analysis/multihead_attention.py)."""
+    return type(callee) is ModuleFact and callee.kind == multihead_attention.KIND
+
+
+@dataclass
+class SavedOps:
+    """The run's hook: each op's saved storages become an OpSaved entry; ops it cannot read are
+    listed (path:line: what) and make the activations unknown."""
+
+    unknown: list = field(default_factory=list)
+    seen: dict = field(default_factory=dict)  # id(node) -> ids of its operand facts (an op evaluated twice)
+    temporary: tuple = ()  # what the op being read allocates in its backward, set by its rule
+
+    def observe(self, run, interp, node, fact) -> None:
+        if run.mode != "training" or run.building or run.no_grad:
+            return
+        if not isinstance(node, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript)):
+            return
+        out = fact if type(fact) is TensorFact else next(
+            (i for i in fact.items if type(i) is TensorFact), None) if type(fact) is SequenceFact else None
+        if out is None:
+            # a result the run cannot describe (a loss, a scalar): what its op saves still counts
+            # when a gradient flows through it
+            if not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
+                return
+        elif not run.needs_grad(out):
+            return
+        try:
+            saved = self._saved(run, interp, node, out)
+        except Exception as error:  # noqa: BLE001 - counting memory never costs the model its FLOPs
+            saved = f"internal error: {type(error).__name__}"
+        if isinstance(saved, str):
+            self._unknown(interp, node, saved)
+        elif saved:
+            temporary, self.temporary = self.temporary, ()
+            callee = run.storage.seen.get(id(node.func)) if isinstance(node, cst.Call) else None
+            owner = run.paths.get(id(callee)) if type(callee) in (ModuleFact, Embedding) else None
+            entry = OpSaved(run.module, tuple(saved), layout_storage(run.storage, out),
+                            gradient_inputs(run, node), temporary, owner)
+            run.add(entry)
+            if out is not None:
+                run.grad_flow.output(entry, out)  # saved only while the backward can reach `out`
+
+    def _unknown(self, interp, node, what: str) -> None:
+        line = interp.ctx.position(node)[0]
+        text = f"{interp.ctx.settings.path}:{line}: {what}"
+        if text not in self.unknown:
+            self.unknown.append(text)
+
+    def _saved(self, run, interp, node, out):
+        tracker = run.storage
+        facts = tracker.seen
+        self.temporary = ()
+        if isinstance(node, cst.Call) and _modelled_module(facts.get(id(node.func))):
+            # its sites' operands are not all it saves (the softmax, the dropout mask)
+            return "nn.MultiheadAttention (what its attention saves besides its contractions' operands is not in the table)"
+        if _site_here(run, node):
+            return ()  # a contraction or attention: saved_tensors.py's
+        if isinstance(node, cst.BinaryOperation):
+            return _binary(run, node, facts.get(id(node.left)), facts.get(id(node.right)))
+        if isinstance(node, cst.UnaryOperation):
+            return () if isinstance(node.operator, (cst.Minus, cst.Plus)) else "a unary operator"
+        if isinstance(node, cst.Subscript):
+            indices = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            if any(type(facts.get(id(value))) is TensorFact or isinstance(value, (cst.List, cst.Tuple))
+                   for value in indices):
+                return "advanced indexing (the saved indices are not modelled yet)"
+            return ()
+        callee = facts.get(id(node.func))
+        if type(callee) is FunctionRef or type(callee) is SelfFact or callee is not None and type(callee) not in (
+                ModuleFact, Embedding, TensorFact):
+            return ()  # code of the tree (its own ops are recorded) or a container call
+        args = [facts.get(id(a.value)) for a in node.args if a.keyword is None and a.star == ""]
+        keywords = {a.keyword.value: facts.get(id(a.value)) for a in node.args if a.keyword is not None}
+        if type(callee) is Embedding:
+            return _storages(tracker, args[:1])
+        if type(callee) is ModuleFact:
+            kind = run.parameters.classes.get(id(callee))
+            if kind in _DROPOUTS:
+                return dropout_saved(run, run.parameters.dropout_p.get(id(callee)), out, args)
+            if kind == "Identity":
+                return _alias(tracker, out, args[:1])
+            if kind == "LayerNorm":
+                rank = run.parameters.norm_rank.get(id(callee))
+                if rank is None:
+                    return "nn.LayerNorm over a normalized_shape that is not known"
+                return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
+            if kind == "NewGELUActivation":
+                saved = _new_gelu(tracker, args[:1], out)
+                if not isinstance(saved, str):  # its last product's backward makes a gradient for each factor
+                    self.temporary = ((saved[1].numel, saved[1].dtype),)
+                return saved
+            what = _MODULES.get(kind)
+            if what is None:
+                return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
+            return _by_rule(tracker, what, args, out)
+        name = interp.ctx.settings.imports.resolve(node.func)
+        if name in _SKIPPED:
+            return ()
+        if name == _LAYER_NORM:
+            shape_node = _argument(node, 1, "normalized_shape")
+            shape = interp.eval(shape_node) if shape_node is not None else None  # `.shape` is not observed
+            return _layer_norm(tracker, args[0] if args else keywords.get("input"), shape)
+        if name == _CROSS_ENTROPY:
+            saved = _cross_entropy(tracker, args, keywords)
+            if not isinstance(saved, str):  # nll_loss_backward's gradient of the log-softmax, like it
+                self.temporary = ((saved[0].numel, saved[0].dtype),)
+            return saved
+        if name == _EMBEDDING:
+            return _storages(tracker, args[:1])
+        if name == "torch.nn.functional.dropout":
+            return functional_dropout(run, interp, node, out, args[:1] or [keywords.get("input")])
+        if name is not None and name in _FUNCTIONS:
+            return _by_rule(tracker, _FUNCTIONS[name], args, out)
+        if isinstance(node.func, cst.Attribute) and type(facts.get(id(node.func.value))) is TensorFact:
+            method = node.func.attr.value
+            receiver = facts.get(id(node.func.value))
+            if method == "masked_fill":
+                return _storages(tracker, args[:1])
+            if method in ("mul", "div"):
+                return _binary_facts(run, "*" if method == "mul" else "/", receiver, args[0] if args else None)
+            if method in _METHODS:
+                return _by_rule(tracker, _METHODS[method], [receiver, *args], out)
+            return f"Tensor.{method} (what it saves is not in tensorcost's table)"
+        if name is None:
+            return ()  # a call the run did not follow: its cost is listed as not followed
+        return f"{name} (what it saves is not in tensorcost's table)"
+
+
+def _reads_gradient(run, node: cst.Call) -> bool:
+    facts = run.storage.seen
+    operands = [facts.get(id(a.value)) for a in node.args]
+    if isinstance(node.func, cst.Attribute):
+        operands.append(facts.get(id(node.func.value)))
+    return any(type(f) is TensorFact and run.needs_grad(f) for f in operands)
+
+
+def _site_here(run, node) -> bool:
+    for entry in run.entries[-4:]:
+        if type(entry) is SiteEntry and entry.site.span is not None and entry.site.span._node is node:
+            return True
+    return False
+
+
+def _storages(tracker, facts) -> tuple:
+    found = []
+    for fact in facts:
+        layout = tracker.ensure(fact) if type(fact) is TensorFact else None
+        if layout is not None:
+            found.append(layout.storage)
+    return tuple(found)
+
+
+def _by_rule(tracker, what: str, args, out):
+    if what == _NOTHING:
+        return ()
+    if what == _RESULT:
+        return _storages(tracker, [out])
+    tensors = [a for a in args if type(a) is TensorFact]
+    return _storages(tracker, tensors[:1])
+
+
+def _wrapped(tracker, value):
+    """A Python number in a tensor op: torch wraps it as a 0-dim tensor (8 bytes) and saves that."""
+    dtype = "int64" if type(value) is DimFact else "float64"
+    return tracker.copy_storage(1, dtype)
+
+
+def _binary(run, node, left, right):
+    operator = node.operator
+    if isinstance(operator, (cst.Add, cst.Subtract)):
+        return ()
+    if isinstance(operator, cst.Multiply):
+        return _binary_facts(run, "*", left, right)
+    if isinstance(operator, cst.Divide):
+        return _binary_facts(run, "/", left, right)
+    if isinstance(operator, cst.Power):
+        return _storages(run.storage, [left]) if type(left) is TensorFact else "a power with a tensor exponent"
+    return f"the operator {type(operator).__name__}"
+
+
+def _binary_facts(run, op: str, left, right):
+    tracker = run.storage
+    numbers = (ScalarFact, DimFact)
+    if type(left) is not TensorFact and type(right) is not TensorFact:
+        return ()
+    if type(left) in numbers or type(right) in numbers:
+        tensor, number = (left, right) if type(left) is TensorFact else (right, left)
+        if op == "/" and tensor is right:
+            return "a number divided by a tensor"
+        return (_wrapped(tracker, number),)  # the tensor needs the gradient: the number is saved
+    if type(left) is not TensorFact or type(right) is not TensorFact:
+        return "a tensor op with an operand of unknown kind"
+    saved = []
+    left_grad, right_grad = run.needs_grad(left), run.needs_grad(right)
+    if left_grad:
+        saved.append(right)  # d(a*b)/da = b; d(a/b)/da = 1/b
+    if right_grad:
+        saved.append(left if op == "*" else right)
+        if op == "/":
+            saved.append(left)
+    return _storages(tracker, saved)
+
+
+def _new_gelu(tracker, inputs, out):
+    """transformers' NewGELUActivation, `0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 *
+    torch.pow(x, 3.0))))` (activations.py): its ops save x (pow), tanh's result, `0.5 * x` and `1 + tanh`
+    (the last product), and the three Python numbers they multiply by."""
+    x = inputs[0] if inputs and type(inputs[0]) is TensorFact else None
+    layout = tracker.ensure(x) if x is not None else None
+    if layout is None or layout.sizes is None:
+        return "NewGELUActivation of a tensor of unknown size"
+    numel = product(layout.sizes)
+    made = [tracker.copy_storage(numel, x.dtype) for _ in range(3)]  # tanh(...), 0.5 * x, 1.0 + tanh(...)
+    numbers = [tracker.copy_storage(1, "float64") for _ in range(3)]
+    return (layout.storage, *made, *numbers)
+
+
+def _layer_norm(tracker, x, shape_arg):
+    layout = tracker.ensure(x) if type(x) is TensorFact else None
+    if layout is None or layout.sizes is None:
+        return "layer norm of a tensor of unknown size"
+    if type(shape_arg) is SequenceFact:
+        rank = len(shape_arg.items)
+    elif type(shape_arg) is DimFact:
+        rank = 1
+    else:
+        return f"layer norm over a normalized_shape that is not known ({type(shape_arg).__name__})"
+    rows = product(layout.sizes[:len(layout.sizes) - rank])
+    dtype = x.dtype  # float32 for float32 input; a half input keeps float32 statistics on CUDA only
+    return (layout.storage, tracker.copy_storage(rows, dtype), tracker.copy_storage(rows, dtype))
+
+
+def _cross_entropy(tracker, args, keywords):
+    logits = args[0] if args else keywords.get("input")
+    target = args[1] if len(args) > 1 else keywords.get("target")
+    if type(logits) is not TensorFact or type(target) is not TensorFact:
+        return "cross entropy of operands of unknown kind"
+    layout = tracker.ensure(logits)
+    if layout is None or layout.sizes is None:
+        return "cross entropy of logits of unknown size"
+    log_softmax = tracker.copy_storage(product(layout.sizes), logits.dtype)
+    total_weight = tracker.copy_storage(1, logits.dtype)  # nll_loss: `at::empty({}, self.options())`
+    return (log_softmax, *_storages(tracker, [target]), total_weight)
+
+
+# contraction sites whose saved tensors saved_tensors.py takes as their operands as written: torch's
+# einsum saves the permuted, reshaped copies it hands to bmm, so these make the activations unknown
+_APPROXIMATE_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})
+
+
+def approximate_sites(entries) -> list:
+    """Expressions of the einsum-style sites that need a gradient (their saved tensors are approximate)."""
+    found = []
+    for entry in entries:
+        if type(entry) is SiteEntry:
+            spec = entry.site.spec
+            if spec.model in _APPROXIMATE_MODELS and spec.operation != "convolution" and any(entry.grads):
+                found.append(entry.site.expression)
+        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
+            if isinstance(inner, list):
+                found.extend(approximate_sites(inner))
+    return found
+
+
+class _AllSaved(_Training):
+    """retention's walk of the contractions' saved storages, with every op's added."""
+
+    def walk(self, entries, executions, saving: bool) -> None:
+        for entry in entries:
+            if type(entry) is OpSaved:
+                if saving:
+                    for storage in entry.storages:
+                        if storage is not None and not storage.parameter:
+                            self.save(storage, executions, entry.module)
+            else:
+                super().walk([entry], executions, saving)
+
+
+def saved_activations(entries, sizes, default_dtype: str):
+    """(bytes of every storage autograd saves at the end of the forward, or None; per module path)."""
+    walk = _AllSaved(sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
+    walk.walk(entries, 1, True)
+    return walk.total(), walk.by_module()

@@ -1,0 +1,306 @@
+"""`peak` and `peak_phase` of a training step (Contract 9): the most the step holds at one moment, by
+a stated liveness model over the run's records (docs/memory.md, *Peak*), never a fitted multiplier.
+
+The records are the backward's nodes, in forward order: every contraction or attention site with
+an operand that needs a gradient (saved_tensors.SiteMemory) and every other op that saves something
+(memory_activations.OpSaved), a loop's body once per iteration, a call's entries once per call.
+Throughout the step the parameters, the optimizer's states and the master weights live
+(`persistent`). Then
+
+- forward: at its end, every saved storage (`activations`).
+- backward: nodes run in reverse forward order (torch's engine on CPU runs the ready node of the
+  highest sequence number). While node i runs, live are: every saved storage whose earliest saver
+  (in forward order) is at or before i (a storage saved by several nodes lives until the last of
+  them has run, one count per storage); the `.grad` of each parameter whose module's last node of
+  that copy (the first of the backward) is at or after i — from there to the end of the step
+  (zero_grad sets it to None), a tied weight's first gradient held in the engine's buffer meanwhile;
+  a parameter no node is placed at counts from the start of the backward; and the node's own
+  tensors: the gradient flowing into it (its result's size), the gradients it makes for each
+  operand that needs one, and what its formula allocates besides (cross entropy: nll_loss_backward's
+  gradient of the log-softmax). Ops that save nothing (`+`, views, copies) pass their gradient on.
+- optimizer: all gradients (with master weights, the masters' own `.grad`s too: one like each
+  master, cast from the parameter's gradient before `step()`), and the temporaries of torch's
+  foreach implementation of the step: adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each
+  `exp_avg_sq`, per dtype group: the previous group's list is still bound while the next one's is
+  made); adafactor's per (dtype, matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum
+  update in place (nothing).
+
+Not counted: buffers, allocator rounding and fragmentation, the gradients in flight between nodes
+(a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
+non-contiguous operand. Unknown (None with the reason) where the activations are, where a node's
+size is not known, under an undecided branch or activation checkpointing, and for optimizers whose
+step's temporaries are not in the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .memory_activations import OpSaved
+from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from .retention import MAX_WALKED_ENTRIES, _Instances, _itemsize, _nbytes, _resolve, _Steps
+
+_IN_PLACE_STEPS = frozenset({"sgd", "sgd-momentum", "none"})  # foreach updates in place: no temporaries
+_SQRT_STEPS = frozenset({"adam", "adamw"})
+
+
+@dataclass
+class AdafactorGroup:
+    """The temporaries torch's foreach Adafactor makes for one (dtype, matrix-or-vector) group of
+    parameters, in bytes (polynomials until evaluated): `full` — `var_estimates`, one tensor like
+    each parameter (`row_var @ col_var` for a matrix, `variance.clone()` for a vector), bound until
+    the next group's list replaces it (`updates`); for a matrix group `rows` / `cols` — the
+    `torch.norm(grad, dim=-1 / -2, keepdim=True)` lists (deleted before the next), `means` —
+    `row_var.mean(dim=-2, keepdim=True)`; for a vector group `squares` — `_foreach_mul(grads, grads)`."""
+
+    matrix: bool
+    full: object = 0
+    rows: object = 0
+    cols: object = 0
+    means: object = 0
+    squares: object = 0
+
+    def evaluate(self, sizes: dict) -> "AdafactorGroup":
+        return AdafactorGroup(self.matrix, *(part if isinstance(part, int) else part.evaluate(sizes)
+                                             for part in (self.full, self.rows, self.cols, self.means, self.squares)))
+
+    def live(self, previous: int) -> int:
+        """The most this group's step holds at once, with the previous group's `updates` bound."""
+        if self.matrix:
+            return max(previous + self.rows, previous + self.cols, previous + self.full + self.means)
+        return max(previous + self.squares, previous + self.full)
+
+
+def add_adafactor_tensor(groups: dict, dtype: str, shape: tuple, copies, itemsize: int) -> None:
+    """One parameter (`copies` of it) into its group, groups in the order torch makes them: by
+    dtype of first appearance, then matrix or vector as first seen (its `tensor.dim() > 1`)."""
+    from shape_annotations import Const, Polynomial
+
+    matrix = len(shape) > 1
+    group = groups.setdefault((dtype, matrix), AdafactorGroup(matrix))
+
+    def like(dims) -> object:
+        return Polynomial.from_dims(tuple(dims)) * copies * itemsize
+
+    group.full = like(shape) + group.full
+    if matrix:
+        group.rows = like((*shape[:-1], Const(1))) + group.rows
+        group.cols = like((*shape[:-2], Const(1), shape[-1])) + group.cols
+        group.means = like((*shape[:-2], Const(1), Const(1))) + group.means
+    else:
+        group.squares = like(shape) + group.squares
+
+
+class PeakUnknown(Exception):
+    """Why the peak cannot be computed exactly."""
+
+
+@dataclass
+class _Node:
+    index: int
+    module: str
+    iteration: tuple  # the loop iterations it ran in (outermost first)
+    own: int  # bytes of its own tensors while it runs: gradients in and out, temporaries
+    incoming: int  # of which the gradient flowing into it (freed once it has run)
+
+
+@dataclass
+class _Walk:
+    run: object
+    sizes: dict
+    default_dtype: str
+    steps: _Steps
+    instances: _Instances = field(default_factory=_Instances)
+    nodes: list = field(default_factory=list)
+    first_saver: dict = field(default_factory=dict)  # token -> (storage, index of its earliest saver)
+    iteration: tuple = ()
+
+    def walk(self, entries) -> None:
+        self.steps.take(len(entries))
+        for entry in entries:
+            kind = type(entry)
+            if kind is Called:
+                for _ in range(entry.count):
+                    self.walk(entry.entries)
+            elif kind is Created:
+                self.instances.created(entry.storage, 1)
+            elif kind is SiteEntry:
+                self._site(entry)
+            elif kind is OpSaved:
+                self._op(entry)
+            elif kind is Repeat:
+                count = known_count(entry.count, self.sizes)
+                if count is None:
+                    raise PeakUnknown("a loop's trip count is not known")
+                outer = self.iteration
+                for index in range(count):
+                    self.iteration = outer + (index,)
+                    for storage in entry.carried:
+                        self.instances.create(storage, 1)
+                    self.walk(entry.entries)
+                self.iteration = outer
+            elif kind is Choice:
+                # a branch neither side of which runs a backward node changes nothing that lives
+                before = len(self.nodes)
+                for side in entry.sides:
+                    self.walk(side)
+                    if len(self.nodes) != before:
+                        raise PeakUnknown(f"an undecided branch ({entry.condition}) whose sides differ in what "
+                                          "the backward keeps")
+            elif kind is Checkpointed:
+                raise PeakUnknown("activation checkpointing: the backward's recompute is not modelled")
+
+    def _bytes(self, elements, dtype) -> int:
+        size = _itemsize_of(dtype, self.default_dtype)
+        if elements is None or size is None:
+            raise PeakUnknown("the size of a tensor the backward makes is not known")
+        return elements * size
+
+    def _storage_bytes(self, storage) -> int:
+        if storage is None:
+            return 0
+        size = _nbytes(storage, self.default_dtype)
+        if size is None:
+            raise PeakUnknown("the size of a tensor the backward makes is not known")
+        return size
+
+    def _node(self, module: str, saved, own: int, incoming: int) -> None:
+        index = len(self.nodes)
+        self.nodes.append(_Node(index, module, self.iteration, own, incoming))
+        for storage in saved:
+            token = self.instances.token(storage)
+            if token not in self.first_saver:
+                self.first_saver[token] = (storage, index)
+
+    def _site(self, entry) -> None:
+        memory = entry.memory
+        if memory is None or not any(entry.grads):
+            return
+        self.instances.output(memory, 1)
+        saved = list(_resolve(memory.saved(entry.grads), memory))
+        own = incoming = self._storage_bytes(memory.output)  # the gradient of its result
+        operands = entry.site.arguments or entry.site.operands
+        for index, (operand, grad) in enumerate(zip(operands, entry.grads)):
+            if not grad or (index == 1 and entry.site.spec.model == "linear" and entry.site.spec.form == "module"):
+                continue  # an nn.Linear's weight: its gradient is the parameter's
+            layout = self.run.storage.layout(operand)
+            if layout is None:
+                raise PeakUnknown(f"the gradient of an operand of {entry.site.expression} is of unknown size")
+            if layout.storage.parameter:
+                continue
+            if layout.sizes is None:
+                raise PeakUnknown(f"the gradient of an operand of {entry.site.expression} is of unknown size")
+            elements = 1
+            for size in layout.sizes:
+                elements *= size
+            own += self._bytes(elements, layout.storage.dtype)
+        self._node(entry.module, saved, own, incoming)
+
+    def _op(self, entry) -> None:
+        saved = [s for s in entry.storages if s is not None and not s.parameter]
+        own = incoming = self._storage_bytes(entry.output)
+        own += sum(self._bytes(elements, dtype) for elements, dtype in (*entry.inputs, *entry.temporary))
+        # a leaf torch module's op (nn.Embedding, a norm) reads that module's parameters
+        self._node(entry.owner if entry.owner is not None else entry.module, saved, own, incoming)
+
+
+def _itemsize_of(dtype, default_dtype):
+    class _Probe:  # retention's dtype lookup takes a storage
+        pass
+
+    probe = _Probe()
+    probe.dtype = dtype
+    return _itemsize(probe, default_dtype)
+
+
+def _parameter_gradients(nodes, gradient_paths: dict, tied: dict):
+    """(bytes of parameter gradients that become live at each node, bytes each node holds besides
+    while it runs, bytes live from the start of the backward). A parameter's gradient lives from the
+    backward of the last node (in forward order, per loop iteration for a repeated block's copies)
+    of the modules that read it; each later contribution (a tied weight read by a second module) is
+    a new gradient the engine sums with the buffered one: the new one and the sum, at that node."""
+    count = len(nodes)
+    arrives, extra, summed, unplaced = [0] * (count + 1), [0] * (count + 1), [0] * (count + 1), 0
+    by_path: dict = {}
+    for node in nodes:
+        by_path.setdefault(node.module, {})[node.iteration] = node.index  # the last node per iteration
+    for key, (grad_bytes, copies) in gradient_paths.items():
+        path = key[0]
+        readers = [path, *tied.get(key, ())]
+        groups: dict = {}  # iteration -> [last node index of each reading module]
+        for reader in readers:
+            for iteration, last in by_path.get(reader, {}).items():
+                groups.setdefault(iteration, []).append(last)
+        if not groups:
+            unplaced += grad_bytes
+            continue
+        if copies and len(groups) == copies and grad_bytes % copies == 0:
+            share, placed = grad_bytes // copies, list(groups.values())
+        else:  # copies the iterations do not tell apart: all from the first arrival
+            share, placed = grad_bytes, [[index for group in groups.values() for index in group]]
+        for lasts in placed:
+            first, *later = sorted(lasts, reverse=True)
+            arrives[first] += share
+            for index in later:
+                extra[index] += share
+                summed[index] += 2 * share
+    return arrives, extra, summed, unplaced
+
+
+def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer: str, sqrt_groups: list,
+                  sizes: dict, default_dtype: str, master_weights) -> tuple:
+    """(peak bytes, phase) of a steady-state training step; raises PeakUnknown with the reason.
+    `gradient_paths`: (module path, name) -> (gradient bytes of the parameter, copies); `tied`: the
+    same key -> the other module paths that read it; `sqrt_groups`: the bytes of the `exp_avg_sq`s
+    per dtype group, in the optimizer's order."""
+    persistent = [values.get(name) for name in ("parameters", "optimizer_states", "master_weights")]
+    gradients, activations = values.get("gradients"), values.get("activations")
+    if None in persistent or gradients is None:
+        raise PeakUnknown("the parameters, gradients or optimizer states are not known")
+    if activations is None:
+        raise PeakUnknown("the activations are not known (totals.memory.unknown.activations)")
+    if optimizer not in _IN_PLACE_STEPS | _SQRT_STEPS | {"adafactor"}:
+        raise PeakUnknown(f"the temporaries of {optimizer}'s step() are not modelled")
+    base = sum(persistent)
+    walk = _Walk(run, sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
+    walk.walk(run.stack[0])
+    nodes = walk.nodes
+    count = len(nodes)
+    # saved bytes alive while node i runs: those whose earliest saver is at or before i
+    freed_after = [0] * (count + 1)
+    for storage, first in walk.first_saver.values():
+        freed_after[first] += walk._storage_bytes(storage)
+    saved_live, running = [0] * count, 0
+    for index in range(count):
+        running += freed_after[index]
+        saved_live[index] = running
+    arrives, extra, summed, unplaced = _parameter_gradients(nodes, gradient_paths, tied)
+    best, phase = base + activations, "forward"
+    grads_live = unplaced
+    for index in range(count - 1, -1, -1):
+        grads_live += arrives[index]
+        node = nodes[index]
+        live = base + saved_live[index] + grads_live + node.own + extra[index]
+        if summed[index]:  # the engine's sum into a tied weight's buffer, after the node has run
+            after = saved_live[index] - freed_after[index]
+            live = max(live, base + after + grads_live + node.own - node.incoming + summed[index])
+        if live > best:
+            best, phase = live, "backward"
+    temporaries, previous = 0, 0
+    if optimizer in _SQRT_STEPS:
+        for group in sqrt_groups:  # the list of the previous group is still bound while this one's is made
+            temporaries = max(temporaries, previous + group)
+            previous = group
+    if optimizer == "adafactor":
+        for group in sqrt_groups:  # AdafactorGroup each, in torch's order
+            temporaries = max(temporaries, group.live(previous))
+            previous = group.full
+    # mixed precision (docs/memory.md, *Mixed precision*): before step() each master's `.grad` is its
+    # parameter's gradient cast to the master's dtype (`master.grad = param.grad.float()`), a tensor
+    # like the master, while the parameters' own gradients stay bound until zero_grad(); the copy back
+    # into the parameters is in place
+    master_gradients = values["master_weights"] if master_weights is not None else 0
+    step = base + gradients + master_gradients + temporaries
+    if step > best:
+        best, phase = step, "optimizer"
+    return best, phase

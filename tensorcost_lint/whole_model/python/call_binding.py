@@ -1,0 +1,89 @@
+"""Arguments of calls the whole-model run follows: `*args` and `**kwargs` spliced when their
+values are known, extra keywords bound to a callee's `**kwargs`, and torch functions called
+through a variable (`self.act = nn.functional.gelu`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis import call_sites, tensor_functions
+from ...analysis.arguments import CallArgs
+from ...analysis.facts import SequenceFact
+from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
+from ..values.library_objects import MappingFact, RecordFact
+from ..values.mapping_keys import only_string_keys
+from ..values.objects import NONE
+from .gradient_flow import flow_into
+
+UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
+
+
+def _eval_noting_gradient(interp, value, position, unknown_with_grad):
+    """`value`'s fact; with `unknown_with_grad` (a set), `position` is added to it when the fact is
+    unknown yet computed from a tensor that needs a gradient (`q` after an undecided rotary branch):
+    a parameter's shape annotation then declares a tensor that needs one too."""
+    if unknown_with_grad is None:
+        return interp.eval(value)
+    frames = interp.run.grad_frames
+    frames.append(None)
+    try:
+        fact = interp.eval(value)
+    finally:
+        flowed = frames.pop()
+    flow_into(frames, flowed)  # the enclosing expression is computed from it as before
+    if flowed and fact is None:
+        unknown_with_grad.add(position)
+    return fact
+
+
+def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None):
+    """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
+    known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it
+    might carry is unknown to the callee anyway: its parameter takes its default), but marks the
+    rest unknown (UNKNOWN_REST), so a callee's `**kwargs` is not read as a mapping known whole.
+    With `unknown_with_grad`, the positions (index or keyword) of unknown arguments computed from
+    a tensor that needs a gradient are added to it."""
+    positional, keywords = [], {}
+    for value in args.positional:
+        star = args.stars.get(id(value))
+        fact = _eval_noting_gradient(interp, value, len(positional), unknown_with_grad if star is None else None)
+        if star == "**":
+            if type(fact) is MappingFact and only_string_keys(fact):
+                keywords.update(fact.items)
+            elif type(fact) is RecordFact and fact.model_output:
+                # a ModelOutput is a dict of the fields set (not None): `Output(**outputs, extra=...)`
+                for name, field in fact.fields:
+                    if field is None:
+                        keywords[UNKNOWN_REST] = None  # may be None (no key) or set
+                    elif field is not NONE:
+                        keywords[name] = field
+            else:
+                keywords[UNKNOWN_REST] = None
+            continue
+        if star == "*" and type(fact) is SequenceFact:
+            positional.extend(fact.items)
+        else:
+            positional.append(fact)  # an unknown `*seq`: one unknown argument
+    for name, value in args.keywords.items():
+        keywords[name] = _eval_noting_gradient(interp, value, name, unknown_with_grad)
+    return positional, keywords
+
+
+def bind_extra_keywords(env: dict, params: cst.Parameters, keywords: dict) -> None:
+    """`**kwargs` receives the keywords no parameter takes, as a known mapping."""
+    if not isinstance(params.star_kwarg, cst.Param):
+        return
+    named = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+    env[params.star_kwarg.name.value] = MappingFact(tuple((k, v) for k, v in keywords.items() if k not in named))
+
+
+def call_torch_function(interp, node: cst.Call, name: str, args: CallArgs):
+    """A torch function held in a variable, called: the site or transfer its name has."""
+    if name in SITE_FUNCTIONS:
+        return call_sites.record_function_site(interp, node, name, args)
+    transfer = tensor_functions.FUNCTIONS.get(name)
+    if transfer is not None:
+        return transfer(interp, args)
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return None

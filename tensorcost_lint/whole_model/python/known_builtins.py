@@ -1,0 +1,290 @@
+"""Builtins over values the run knows exactly (known_values.py): `range`, `zip` (also
+`zip(*lists)`), `enumerate`, `iter`/`next`, `callable`, `filter` (calling the filter: a function, a
+partial or an object with its own `__call__`), `any`/`all`, `isinstance`, `len`, `int(flag)`,
+`max`/`min`, `setattr`. This module is the one dispatch by name (`builtin`, the `_BUILTINS` and
+`_STDLIB` tables); the builtins that build containers (`list`, `dict`, `sorted`, ...) are in
+known_containers.py, and `functools.partial` and calls of what a call returns
+(`maybe(self.norm)(q)`) in known_calls.py.
+
+A handler that evaluates its arguments always answers (a value or None), so nothing is evaluated
+twice; UNHANDLED (arguments untouched, or only names read) leaves the call to the readings after."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ...analysis.interpreter import UNHANDLED
+from . import call_binding, class_members, config_copies, known_containers, known_floats, known_math, python_values
+from .container_changes import exact_here
+from .known_calls import call_with_facts, callable_value
+from .known_containers import NUMBERS
+from .known_values import (
+    MAX_ITEMS, IteratorFact, index_pairs, int_fact, int_of, is_plain, items_of, partly_unknown, side_effect_free
+)
+from ..values.library_objects import IntFact, MappingFact
+from ..values.objects import NONE, BoolFact, ClassRef, ModuleList
+
+
+def _shadowed(interp, name: str) -> bool:
+    return name in interp.env or name in interp.source.definitions or name in interp.source.from_imports
+
+
+def builtin(interp, node: cst.Call, args, name: str | None = None):
+    """The builtins over known values, and the stdlib callables named by `name` (the callee's
+    imported name); UNHANDLED leaves the call to the readings after this one. A handler that
+    evaluates its arguments always answers (a value or None), so nothing is evaluated twice."""
+    if name in _STDLIB:
+        return _STDLIB[name](interp, args)
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "dict" \
+            and func.attr.value == "fromkeys" and not _shadowed(interp, "dict"):
+        return known_containers.fromkeys(interp, args)
+    if not isinstance(func, cst.Name) or _shadowed(interp, func.value):
+        return UNHANDLED
+    handler = _BUILTINS.get(func.value)
+    return UNHANDLED if handler is None else handler(interp, args)
+
+
+def _range(interp, args):
+    """`range(n)` as a value (`tuple(range(len(layer_types)))`); a loop or comprehension over
+    `range(n)` keeps its repeat reading (see `is_range_call`)."""
+    if args.keywords or args.starred or not 1 <= len(args.positional) <= 3:
+        return UNHANDLED
+    values = [int_of(interp.run, interp.eval(value)) for value in args.positional]
+    if None in values:
+        return None
+    bounds = range(*values)
+    if len(bounds) > MAX_ITEMS:
+        return None
+    return SequenceFact(tuple(int_fact(i) for i in bounds))
+
+
+def _evaluated(interp, args):
+    return call_binding.evaluate_arguments(interp, args)
+
+
+def _zip(interp, args):
+    """`zip(a, b)` and `zip(*lists)` over known sequences: the tuples Python makes. Module lists
+    repeated by a count keep the reading of python_values.zipped."""
+    if args.keywords or not args.positional:
+        return UNHANDLED
+    if not all(is_plain(value) for value in args.positional):
+        return UNHANDLED  # python_values.zipped reads it (each argument evaluated once there)
+    positional, _ = _evaluated(interp, args)
+    lists = [items_of(value) for value in positional]
+    if any(items is None for items in lists) or any(type(v) is ModuleList for v in positional) and not args.starred:
+        return UNHANDLED  # `zip(self.layers, self.norms)`: python_values.zipped (names: read again safely)
+    return SequenceFact(tuple(SequenceFact(group) for group in zip(*lists)))
+
+
+def _enumerate(interp, args):
+    if args.starred or len(args.positional) not in (1, 2) or args.keywords:
+        return UNHANDLED
+    if is_plain(args.positional[0]):
+        value = interp.eval(args.positional[0])
+        if type(value) is ModuleList or type(value) is python_values.GrowingList:
+            return UNHANDLED  # python_values.enumerated reads module lists
+    else:
+        value = interp.eval(args.positional[0])
+    start = int_of(interp.run, interp.eval(args.positional[1])) if len(args.positional) == 2 else 0
+    items = items_of(value)
+    if items is None or start is None:
+        return None
+    return SequenceFact(index_pairs(items, start))
+
+
+def _iter(interp, args):
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is IteratorFact:
+        return value
+    items = items_of(value)
+    return None if items is None else IteratorFact(tuple(items))
+
+
+def _next(interp, args):
+    """`next(it, default)`: the iterator's next item, or the default once it is exhausted."""
+    if args.keywords or args.starred or len(args.positional) not in (1, 2):
+        return UNHANDLED
+    iterator = interp.eval(args.positional[0])
+    default = interp.eval(args.positional[1]) if len(args.positional) == 2 else None
+    if type(iterator) is not IteratorFact or iterator.unknown:
+        return None
+    if not exact_here(interp.run):
+        iterator.unknown = True  # advanced once per iteration of a loop read once: its place is lost
+        return None
+    if iterator.position < len(iterator.items):
+        iterator.position += 1
+        return iterator.items[iterator.position - 1]
+    return default
+
+
+def _setattr(interp, args):
+    """`setattr(self, f"{kind}_inv_freq", buffer)` with a known name: the attribute, as `self.x = v`."""
+    if args.keywords or args.starred or len(args.positional) != 3:
+        return UNHANDLED
+    owner, name, value = (interp.eval(node) for node in args.positional)
+    instance = interp.run.instance(owner) if type(owner) is SelfFact and type(name) is StringFact else None
+    setter = class_members.property_setter(interp.run, instance, name.value) if instance is not None else None
+    if setter is not None:  # a property with a setter: the setter runs, as for `obj.name = value`
+        interp.run._invoke(setter, [value], {}, None)
+    elif type(owner) is SelfFact and type(name) is StringFact:
+        owner.attributes[name.value] = value
+    elif type(owner) is SelfFact:
+        interp.run.incomplete_objects.add(id(owner))  # an attribute the run cannot name: hasattr cannot tell
+    return NONE
+
+
+def _callable(interp, args):
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    decided = callable_value(interp.run, interp.eval(args.positional[0]))
+    return None if decided is None else BoolFact(decided)
+
+
+def _filter(interp, args):
+    """`filter(f, seq)` over a known sequence: the items whose `f(item)` is known true."""
+    if args.keywords or args.starred or len(args.positional) != 2:
+        return UNHANDLED
+    function, sequence = (interp.eval(value) for value in args.positional)
+    items = items_of(sequence)
+    if items is None:
+        return None
+    kept = []
+    for item in items:
+        result = item if function is NONE else call_with_facts(interp, args.positional[0], function, [item])
+        decided = interp.run.truth(result)
+        if decided is None:
+            return None
+        if decided:
+            kept.append(item)
+    return SequenceFact(tuple(kept))
+
+
+def _any_all(want_all: bool):
+    def handler(interp, args):
+        if args.keywords or args.starred or len(args.positional) != 1:
+            return UNHANDLED
+        items = items_of(interp.eval(args.positional[0]))
+        if items is None:
+            return None
+        truths = [interp.run.truth(item) for item in items]
+        if want_all:
+            return BoolFact(False) if False in truths else (BoolFact(True) if None not in truths else None)
+        return BoolFact(True) if True in truths else (BoolFact(False) if None not in truths else None)
+    return handler
+
+
+def _isinstance(interp, args):
+    """`isinstance(x, T)` for the known values the per-file reading leaves undecided: an int that
+    is not a size (`cast_tuple(0., n)`), a bool, a dict."""
+    if args.keywords or args.starred or len(args.positional) != 2 or not is_plain(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    types = args.positional[1]
+    nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+    names = {node.value if isinstance(node, cst.Name) else None for node in nodes}
+    if None in names or any(_shadowed(interp, name) for name in names):
+        return UNHANDLED
+    kinds = {IntFact: {"int"}, BoolFact: {"bool", "int"}, MappingFact: {"dict"}}.get(type(value))
+    containers = {"tuple", "list", "dict", "str", "int", "float", "bool", "set", "frozenset"}
+    if kinds is None or not names <= containers:
+        return UNHANDLED
+    if type(value) is IntFact and "float" in names:
+        return UNHANDLED  # `0.` is read as the int 0: whether it is a float is not known
+    return BoolFact(bool(names & kinds))
+
+
+def length(interp, args):
+    """`len(masks)` of a list appended to a known number of times, `len(prefix)` of a string."""
+    if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is StringFact:
+        return int_fact(len(value.value))
+    if type(value) is python_values.GrowingList and not value.unknown:
+        total = 0
+        for _, count in value.runs:
+            times = int_of(interp.run, DimFact(count))
+            if times is None:
+                return None
+            total += times
+        return int_fact(total)
+    if type(value) is IteratorFact or type(value) is MappingFact and partly_unknown(value):
+        return None
+    return UNHANDLED
+
+
+def _int(interp, args):
+    """`int(flag)`, `int(not match)` of a known bool; other ints as before (the argument is free of
+    sites, so reading it again there records nothing twice)."""
+    if args.keywords or args.starred or len(args.positional) != 1 or not side_effect_free(args.positional[0]):
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is BoolFact:
+        return int_fact(int(value.value))
+    if type(value) is StringFact:  # `int(layer_idx)` of a config.json key
+        text = value.value.strip()
+        return int_fact(int(text)) if text.lstrip("+-").isdigit() and text.isascii() else None
+    truncated = known_floats.truncated(interp.run, value)  # `int(head_dim * partial_rotary_factor)`
+    return int_fact(truncated) if truncated is not None else UNHANDLED
+
+
+def _str(interp, args):
+    """`str(stage)` of a known int, bool or string: its text, as Python writes it."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is StringFact:
+        return value
+    if type(value) is BoolFact:
+        return StringFact(str(value.value))
+    number = int_of(interp.run, value) if type(value) in (IntFact, DimFact) else None
+    return StringFact(str(number)) if number is not None else None
+
+
+def _bool(interp, args):
+    """`bool(x)` of a value whose truth is known (`bool(cond(key))`)."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    decided = interp.run.truth(interp.eval(args.positional[0]))
+    return None if decided is None else BoolFact(decided)
+
+
+def _extreme(pick):
+    def handler(interp, args):
+        """`max(1, n)` / `min(low, 0)` of known numbers: the argument Python picks (the first of
+        equal ones), itself, as Python returns it (`min(start + block, seq_len)` is the dim seq_len,
+        its formula kept); of numbers not all known, a number of no known value (`x - max(low, 0)`
+        keeps x's shape); unknown otherwise."""
+        if args.keywords or args.starred or len(args.positional) < 2:
+            return UNHANDLED
+        facts = [interp.eval(value) for value in args.positional]
+        values = [known_floats.number(interp.run, fact) for fact in facts]
+        if None in values:
+            return ScalarFact() if all(type(fact) in NUMBERS for fact in facts) else None
+        chosen = values.index(pick(values))
+        return facts[chosen]
+    return handler
+
+
+def _type(interp, args):
+    """`type(obj)` of an object of a class of the tree (the run's config included, an instance of
+    its config class): that class; None for any other value."""
+    if len(args.positional) != 1 or args.keywords or args.starred:
+        return UNHANDLED  # `type(name, bases, namespace)` makes a class
+    instance = interp.run.instance(interp.eval(args.positional[0]))
+    return None if instance is None else ClassRef(instance.source, instance.cls)
+
+
+_BUILTINS = {"range": _range, "type": _type, "zip": _zip, "enumerate": _enumerate, "iter": _iter, "next": _next,
+             "callable": _callable, "filter": _filter, "any": _any_all(False), "all": _any_all(True),
+             "isinstance": _isinstance, "len": length, "int": _int, "max": _extreme(max), "min": _extreme(min),
+             "bool": _bool, "str": _str, "setattr": _setattr, **known_containers.BUILTINS}
+# stdlib callables by their imported name (`from collections import OrderedDict`)
+_STDLIB = {"copy.deepcopy": config_copies.deepcopy_call, "copy.copy": config_copies.copy_call,
+           **known_containers.STDLIB, **known_math.FUNCTIONS}
+
+

@@ -1,0 +1,80 @@
+"""Python floats whose values the run knows — a config's `partial_rotary_factor: 0.5`, a literal
+`0.25`, a product of a known size and one of them — so that `int(head_dim * 0.5)` is the size the
+running program computes. The arithmetic is Python's own on the same numbers (the declared sizes and
+the literal floats), so the result is what the program gets, rounding included; a value that is not
+known stays a plain number (ScalarFact), as before."""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from shape_annotations import evaluate_dim
+
+from ...analysis.facts import DimFact, ScalarFact
+from ...analysis.interpreter import UNHANDLED
+from ..values.library_objects import IntFact
+from ..values.objects import BoolFact
+
+MAX_MAGNITUDE = 2.0 ** 63  # beyond the counts the estimator accepts: kept as an unknown number
+
+_OPERATORS = {
+    cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
+    cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b,
+}
+
+
+class FloatValues:
+    """id(ScalarFact) -> (fact, value): the fact kept so its id stays its own."""
+
+    def __init__(self) -> None:
+        self._values: dict = {}
+
+    def make(self, value: float) -> ScalarFact:
+        fact = ScalarFact()
+        if math.isfinite(value) and abs(value) < MAX_MAGNITUDE:
+            self._values[id(fact)] = (fact, value)
+        return fact
+
+    def value(self, fact):
+        found = self._values.get(id(fact))
+        return found[1] if found is not None and found[0] is fact else None
+
+
+def number(run, fact):
+    """The Python number a fact stands for: a known float, a dim of known size, an int or bool."""
+    if type(fact) is ScalarFact:
+        return run.floats.value(fact)
+    if type(fact) is DimFact:
+        try:
+            return evaluate_dim(fact.dim, run.sizes)
+        except Exception:  # noqa: BLE001 - a dim with no size is no known number
+            return None
+    if type(fact) is IntFact:
+        return fact.value
+    if type(fact) is BoolFact:
+        return int(fact.value)
+    return None
+
+
+def arithmetic(run, operator, left, right):
+    """`a op b` where one side is a known float and both are known numbers: the float Python
+    computes; UNHANDLED otherwise (the readings after this one apply)."""
+    if ScalarFact not in (type(left), type(right)):
+        return UNHANDLED
+    compute = _OPERATORS.get(type(operator))
+    a, b = number(run, left), number(run, right)
+    if compute is None or a is None or b is None:
+        return UNHANDLED
+    try:
+        result = compute(a, b)
+    except (ZeroDivisionError, OverflowError):
+        return UNHANDLED
+    return run.floats.make(float(result))
+
+
+def truncated(run, fact):
+    """`int(x)` of a known float: Python's truncation toward zero, as an int; None when unknown."""
+    value = run.floats.value(fact) if type(fact) is ScalarFact else None
+    return None if value is None else int(value)

@@ -1,0 +1,153 @@
+"""Methods called on plain values the run knows exactly (known_values.py): dict methods
+(`kwargs.get('dim_head', 64)`, `kwargs.pop('k')`, `d.update(...)`, `d.items()`), string tests
+(`key.startswith(prefix)`) and list methods (`seq.pop(0)`, `outs.append(x)`, `is_full.index(True)`).
+
+Kept apart from the values themselves because a method is where a value may change in place: each
+one here either computes what Python would and rebinds the changed receiver (container_changes.py),
+or makes the receiver unknown — a method it does not follow never leaves a stale value behind."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis.facts import SequenceFact, StringFact
+from ...analysis.interpreter import UNHANDLED
+from .container_changes import forget, rebind
+from .known_values import MAX_ITEMS, int_fact, int_of, items_of, partly_unknown
+from ..values.library_objects import IntFact, MappingFact
+from ..values.mapping_keys import key_fact, key_of
+from ..values.objects import NONE, BoolFact
+
+
+# -- methods of known values ----------------------------------------------------------------------------
+
+def method_call(interp, func: cst.Attribute, receiver, args):
+    """`d.get(k, default)`, `d.items()`, `s.startswith(p)`, `seq.pop(0)`…; UNHANDLED otherwise.
+    A method that changes its receiver rebinds the name it was read from (the value is a new
+    fact); through any other expression it is unknown."""
+    name = func.attr.value
+    if type(receiver) is MappingFact:
+        return _mapping_method(interp, func, receiver, name, args)
+    if type(receiver) is StringFact and name in _STRING_METHODS and not args.keywords and not args.starred:
+        return _string_method(interp, receiver, name, args)
+    if type(receiver) is SequenceFact:
+        return _sequence_method(interp, func, receiver, name, args)
+    return UNHANDLED
+
+
+# str methods computed as Python does when every argument is a known string (a model type's module
+# name: `key.replace("-", "_")`); the result of a test is a bool, of any other a new string
+_STRING_METHODS = {"startswith": 1, "endswith": 1, "replace": 2, "lower": 0, "upper": 0, "strip": 0,
+                   "lstrip": 0, "rstrip": 0, "removeprefix": 1, "removesuffix": 1, "capitalize": 0, "title": 0}
+
+
+def _string_method(interp, receiver: StringFact, name: str, args):
+    values = [interp.eval(value) for value in args.positional]
+    if len(values) != _STRING_METHODS[name] or any(type(value) is not StringFact for value in values):
+        return None
+    result = getattr(receiver.value, name)(*(value.value for value in values))
+    return BoolFact(result) if type(result) is bool else StringFact(result)
+
+
+# Methods that change a list or dict in place: any not followed exactly makes the value unknown.
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "clear", "sort", "reverse", "pop", "popitem",
+                       "setdefault", "update", "__setitem__", "__delitem__"})
+
+
+def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
+    if args.keywords or args.starred:
+        return _unknown_change(interp, func, name, args)
+    if name == "copy" and not args.positional:
+        return sequence
+    if name == "index" and len(args.positional) == 1:  # `is_full.index(True)` of known plain items
+        value = interp.eval(args.positional[0])
+        if _plain(value) and all(_plain(item) for item in sequence.items):
+            values = [plain_value(item) for item in sequence.items]
+            return int_fact(values.index(plain_value(value))) if plain_value(value) in values else None
+        return None
+    if name == "pop" and len(args.positional) <= 1:
+        index = int_of(interp.run, interp.eval(args.positional[0])) if args.positional else -1
+        if index is None or not -len(sequence.items) <= index < len(sequence.items):
+            forget(interp, func.value)
+            return None
+        items = list(sequence.items)
+        item = items.pop(index)
+        rebind(interp, func.value, SequenceFact(tuple(items)))
+        return item
+    if name in ("append", "extend") and len(args.positional) == 1:
+        value = interp.eval(args.positional[0])
+        added = (value,) if name == "append" else items_of(value)
+        if added is None:
+            forget(interp, func.value)
+        else:
+            added = tuple(added)
+            if len(sequence.items) + len(added) > MAX_ITEMS:  # `hs.extend(hs)` line after line: 2**n items
+                forget(interp, func.value)
+            else:
+                rebind(interp, func.value, SequenceFact(sequence.items + added))
+        return NONE
+    return _unknown_change(interp, func, name, args)
+
+
+def _plain(value) -> bool:
+    """A value whose equality the facts decide: a bool, a small int, a string, None."""
+    return value is NONE or type(value) in (BoolFact, IntFact, StringFact)
+
+
+def plain_value(value):
+    """The Python value of a plain fact (`_plain`), compared as Python compares (False == 0)."""
+    return None if value is NONE else value.value
+
+
+def _unknown_change(interp, func, name: str, args):
+    """A method the run does not follow: when it may change the receiver, the receiver is unknown
+    from here on (its arguments are evaluated for their sites)."""
+    if name not in _MUTATORS:
+        return UNHANDLED
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    forget(interp, func.value)
+    return None
+
+
+def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
+    if args.starred or args.keywords and (name != "update" or args.positional):
+        return _unknown_change(interp, func, name, args)
+    positional = [interp.eval(value) for value in args.positional]
+    if name == "update" and len(positional) <= 1:
+        keywords = {key: interp.eval(value) for key, value in args.keywords.items()}
+        base = positional[0] if positional else MappingFact(())
+        if type(base) is not MappingFact:
+            forget(interp, func.value)
+            return None
+        rebind(interp, func.value, MappingFact(tuple({**dict(mapping.items), **dict(base.items), **keywords}.items())))
+        return NONE
+    if name in ("keys", "values", "items", "copy") and not positional:
+        if name == "copy":
+            return mapping
+        if partly_unknown(mapping):
+            return None
+        if name == "keys":
+            return SequenceFact(tuple(key_fact(key) for key, _ in mapping.items))
+        if name == "values":
+            return SequenceFact(tuple(value for _, value in mapping.items))
+        return SequenceFact(tuple(SequenceFact((key_fact(key), value)) for key, value in mapping.items))
+    if name in ("get", "pop") and 1 <= len(positional) <= 2:
+        key = key_of(interp.run, positional[0])
+        if key is None:
+            if name == "pop":
+                forget(interp, func.value)
+            return None
+        default = positional[1] if len(positional) == 2 else NONE
+        present = dict(mapping.items)
+        if key not in present:
+            if partly_unknown(mapping):
+                return None  # the unknown rest may hold it
+            return default if name == "get" or len(positional) == 2 else None
+        if name == "pop":
+            rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key)))
+        return present[key]
+    if name in _MUTATORS:
+        forget(interp, func.value)
+        return None
+    return UNHANDLED

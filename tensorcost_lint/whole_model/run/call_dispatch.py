@@ -1,0 +1,246 @@
+"""A call in the running code dispatched on its callee's value, however the code reached it: a torch
+module, an instance of the tree's classes, a function, a class to build, a choice of modules; builtins
+and known values first; the calls the run cannot follow listed with why. A mixin of ModelEvaluator
+(model_evaluator.py); the calls themselves are followed by the run (code_calls.py, module_calls.py)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis.calls import call_module
+from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ...analysis.interpreter import UNHANDLED
+from ..python import (
+    attribute_presence, class_members, known_builtins, known_calls, known_methods, known_values, python_values,
+    registries
+)
+from . import choices, expressions
+from ..values import installed_source, library_layers
+from ..source import module_bindings
+from ..library import module_casts, module_methods, torch_values
+from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
+from ..library.checkpointing import call_checkpoint, is_checkpoint_call
+from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
+
+
+class CallDispatch:
+    """ModelEvaluator's `call_code`: the interpreter protocol's hook for every call it does not read
+    itself."""
+
+    # -- calls of the tree's code ------------------------------------------------------------------
+    def call_code(self, node: cst.Call, args, name):
+        run = self.run
+        if name == "torch.arange":
+            return torch_values.arange(self, args)
+        if name in torch_values.TENSOR_FUNCTIONS:
+            return torch_values.tensor_from_data(self, args)
+        if name in torch_values.LIMITS_FUNCTIONS:
+            return torch_values.numeric_limits(self, args)
+        if name in torch_values.EAGER_CHECKS:
+            return torch_values.eager_check(self, args)
+        if name in module_bindings.DYNAMIC_IMPORTS or isinstance(node.func, cst.Name) and node.func.value == "__import__":
+            imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
+            if imported is not None:
+                return imported
+        handled = known_builtins.builtin(self, node, args, name)  # builtins over known tuples, dicts, strings
+        if handled is UNHANDLED and name == "functools.partial":
+            handled = known_calls.partial(self, args)
+        if handled is UNHANDLED:
+            handled = python_values.call_builtin(self, node, args, name)
+        if handled is not UNHANDLED:
+            return handled
+        if name is not None and name.startswith("torch.nn."):
+            return self.torch_module(name, args)
+        func = node.func
+        built_in = expressions.builtin_call(self, node, args)
+        if built_in is not UNHANDLED:
+            return built_in
+        if isinstance(func, cst.Attribute) and _pure(func.value, self.env):
+            receiver = self.eval(func.value)
+            if type(receiver) is python_values.GrowingList and func.attr.value == "append":
+                return python_values.append(self, receiver, args)
+            if type(receiver) is RegistryRef:
+                return registries.call_lookup(run, self, receiver, func.attr.value, args)
+            if type(receiver) in (MappingFact, SequenceFact, StringFact):
+                known = known_methods.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
+                if known is not UNHANDLED:
+                    return known
+            if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
+                    and run.method_of(CONFIG, func.attr.value) is None:
+                return UNHANDLED  # a method of a value: the transfer tables read it
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and _is_super(func.value):
+            receiver = self.eval(func.value)
+            method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`
+            if type(method) is FunctionRef:
+                return run.call_function(self, node, method, args)
+            if method is None and type(receiver) is SuperRef:
+                return run.torch_super_call(self, node, receiver, func.attr.value, args)
+            return UNHANDLED
+        if is_checkpoint_call(name, func):
+            return call_checkpoint(run, self, node, args)
+        if isinstance(func, cst.Subscript) and _pure(func.value, self.env) and all(
+                isinstance(e.slice, cst.Index) and known_values.side_effect_free(e.slice.value) for e in func.slice):
+            # a key computed from values (`kinds[(i % 2 == 0, in_loop)](dim)`) records no site
+            callee = self.eval(func)  # `LLAMA_ATTENTION_CLASSES[config._attn_implementation](config=config)`, `self.h[1](x)`
+        elif isinstance(func, cst.Call):
+            return known_calls.call_of_call(self, node, args)  # `maybe(self.norm)(q)`
+        elif isinstance(func, cst.Lambda):
+            callee = self.eval(func)  # `(lambda f: f(x))(helper)`
+        elif isinstance(func, cst.Attribute) and module_bindings.is_dynamic_import(self, func.value):
+            callee = self.eval(func)  # `importlib.import_module("pkg.c").helper(x)`
+            if callee is None:
+                run.not_followed(self.ctx, node, "the callee's module is imported at run time by a name the run "
+                                                 "does not find in the analysed tree")
+                return UNHANDLED
+        elif isinstance(func, cst.Attribute) and class_members.is_item_of_object(self, func.value):
+            callee = self.eval(func)  # `registry[type(config)]._from_config(config)`: `__getitem__` runs once
+        elif isinstance(func, cst.Attribute) and func.attr.value in module_casts.METHODS and isinstance(func.value, cst.Call):
+            return module_casts.call_on_value(self, func, args)  # `Norm(d).to(dtype=torch.float32)`
+        elif not _pure(func, self.env):
+            if isinstance(func, cst.Subscript) and name is None:
+                attribute_presence.unknown_call(self, func, args, _pure)
+                run.not_followed(self.ctx, node, "the callee is picked by a subscript the run does not read")
+            return UNHANDLED
+        else:
+            callee = self.eval(func)
+        # dispatched on the callee's value, however the code reached it (a name, an attribute,
+        # `self.layers[1]`); written inline, not as a method: model code nests calls 64 deep, each
+        # level a few Python frames, under the interpreter's recursion limit
+        if type(callee) is ModuleFact:
+            if callee.kind in ("linear", "conv"):
+                return run.call_linear(self, node, callee, args)
+            run.visit(callee)  # a shape-preserving module, however the name reached it (`self.act`, or
+            # `gelu = get_activation("gelu")` at the top of an imported file)
+            out = call_module(self, node, callee, args)
+            if run.has_parameters(callee):
+                run.mark(out)
+            return out
+        if type(callee) is Embedding:
+            return run.call_embedding(self, args, callee)
+        if type(callee) is SelfFact and run.instance(callee) is not None:
+            return run.call_instance(self, node, callee, args)
+        if type(callee) is FunctionRef:
+            return run.call_function(self, node, callee, args)
+        if type(callee) is ClassRef:
+            container = python_values.container_base(callee)
+            if container is not None:
+                return run.build_container(self, container, args)
+            return run.construct(self, node, callee, args)
+        if type(callee) is TorchFunction:
+            return run.call_torch_function(self, node, callee, args)
+        if type(callee) is Sequential:
+            return run.call_sequential(self, node, callee, args)
+        if type(callee) in (python_values.Partial, library_layers.EinopsLayer):
+            return python_values.call_value(self, node, callee, args)
+        if type(callee) is python_values.ModuleChoice:
+            return choices.call_module_choice(self, node, callee, args)
+        if type(callee) is CallableChoice:
+            return choices.call_callable_choice(self, node, callee, args)
+        if callee is None and isinstance(func, cst.Attribute) and _pure(func.value, self.env):
+            done = module_methods.call_module_method(self, self.eval(func.value), func.attr.value, args)
+            if done is not UNHANDLED:
+                return done
+        if callee is None:
+            attribute_presence.unknown_call(self, func, args, _pure)
+            why = _why_unknown(self, func)
+            if why is not None:  # the tree's own code that could not be read: listed, never dropped
+                run.not_followed(self.ctx, node, why)
+                return UNHANDLED
+        if callee is None and name in _HIGHER_ORDER and _hands_tree_code(self, args):
+            run.not_followed(self.ctx, node, f"`{name}` calls the code of the tree it is handed; the run does not "
+                                             "follow it there")
+            return UNHANDLED
+        if callee is None and isinstance(func, cst.Subscript):  # `self.layers[0](y)` of a list the run cannot read
+            run.not_followed(self.ctx, node, "the callee is picked by a subscript whose value is not known")
+            return UNHANDLED
+        if callee is None and name is None and _module_like(func, self.env) and not _tensor_method(self, func):
+            run.not_followed(self.ctx, node, "the callee is not known statically (defined outside the analysed "
+                                             "tree, or chosen at run time)")
+        return UNHANDLED
+
+
+# Library functions that call a function they are handed (`functools.reduce(step, layers, x)`):
+# the run does not apply them, so the code handed to them is listed, never dropped.
+_HIGHER_ORDER = frozenset({"functools.reduce", "itertools.starmap", "itertools.accumulate", "itertools.filterfalse",
+                           "itertools.takewhile", "itertools.dropwhile", "itertools.groupby"})
+
+
+def _hands_tree_code(interp, args) -> bool:
+    """A lambda, or a function or class of the tree (alone or in a list or tuple written in the call)."""
+    nodes = []
+    for node in [*args.positional, *args.keywords.values()]:
+        if isinstance(node, (cst.List, cst.Tuple)):
+            nodes.extend(element.value for element in node.elements)
+        else:
+            nodes.append(node)
+    return any(isinstance(node, cst.Lambda) or _pure(node, interp.env) and type(interp.eval(node)) in (FunctionRef, ClassRef)
+               for node in nodes)
+
+
+def _why_unknown(interp, func) -> str | None:
+    """Why a callee of the tree's own code is unknown: the import that names it broke on the way
+    (a file missing, unreadable, outside the project root, past a limit)."""
+    tree, source = interp.run.tree, interp.source
+    if isinstance(func, cst.Name):
+        if func.value in interp.env:
+            return None
+        return tree.why_not_followed(source, func.value) or module_bindings.unread_binding(tree, source, func.value)
+    if isinstance(func, cst.Attribute) and _pure(func.value):
+        receiver = interp.eval(func.value)
+        if type(receiver) is ModuleRef:
+            why = tree.why_not_followed(receiver.source, func.attr.value)
+            if why is None and tree.definition(receiver.source, func.attr.value) is None:
+                why = f"`{func.attr.value}` is not defined in {receiver.source.path.name}"
+            return why
+        if type(receiver) is SelfFact and receiver.attributes.get(func.attr.value, NONE) is None:
+            return installed_source.why_attribute_unknown(interp.run, receiver, func.attr.value)  # `self.ffn = Lib(...)`
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        if isinstance(inner, cst.Name) and inner.value not in interp.env:
+            return tree.why_not_followed(source, inner.value)
+    return None
+
+
+def _module_like(func, env) -> bool:
+    """`self.x(...)`, `self.x.y(...)` or a local bound to an unknown value (`block(...)`): calls
+    that may run a module; builtins and tensor methods are not listed."""
+    if isinstance(func, cst.Name):
+        return func.value in env and env[func.value] is None
+    if isinstance(func, cst.Attribute):
+        inner = func.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        return isinstance(inner, cst.Name) and inner.value == "self"
+    return False
+
+
+def _tensor_method(interp, func) -> bool:
+    """`self.cls_token.expand(...)`: a method of a tensor attribute, left to the transfer tables."""
+    return isinstance(func, cst.Attribute) and type(interp.eval(func.value)) is TensorFact
+
+
+def _is_super(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args
+
+
+def _pure(node, env=None) -> bool:
+    """Names and attribute chains, and in them `[k]` with k an int or string literal or a name
+    holding one (`self.blocks[0].gate`, `self.layers[i]`, `config.rope[kind].get`): evaluating them records no
+    site and saves nothing, so a call we leave to the transfer tables can evaluate them again."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and _plain_index(node.slice[0].slice, env)):
+            return False
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _plain_index(index, env) -> bool:
+    """`[0]`, `["full"]`, `[i]` with i an int or a string: an item of a list or a dict (a tensor
+    indexed so saves nothing and is a view)."""
+    if not isinstance(index, cst.Index):
+        return False
+    if isinstance(index.value, (cst.Integer, cst.SimpleString)):
+        return True
+    return isinstance(index.value, cst.Name) and env is not None and \
+        type(env.get(index.value.value)) in (DimFact, IntFact, StringFact, ScalarFact)  # an int of unknown value too

@@ -1,0 +1,295 @@
+"""Calls of the tree's own code: a module's forward, a function, a class built by its constructor, a
+`super()` call into torch; each followed under the limits below (call depth, constructor depth,
+recursion, the work budget) and memoised by the caller's argument facts. A mixin of ModelRun
+(model_run.py); the callee's body runs in function_runs.py."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
+from ...analysis.interpreter import UNHANDLED
+from ..python import call_binding, class_decorators, python_values
+from ..library.checkpointing import checkpointed_layer, run_checkpointed
+from ..values.inheritance import find_method, plain_class, torch_base
+from ..python.output_records import construct_record
+from ..values.objects import NONE, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
+from ..values.optional_values import MaybeNone
+from ..values.source_error import StackExhausted
+
+MAX_CALL_DEPTH = 64
+# Inside a constructor, calls of methods (not of other constructors) are followed this deep:
+# `super().__init__(config)` and the helpers it calls build attributes; the availability checks a
+# library base class runs below that build nothing a cost depends on.
+MAX_BUILD_CALL_DEPTH = 2
+# Plain functions (not methods) of the file whose constructor runs are followed deeper: its
+# configuration helpers call each other (x-transformers: `super().__init__` -> `groupby_prefix_and_trim`
+# -> `group_dict_by_key` -> the `partial(string_begins_with, prefix)` it calls); a library's
+# availability checks in other files (transformers' import_utils.py) stay two calls deep.
+MAX_BUILD_HELPER_DEPTH = 4
+# Constructors running inside constructors (`Tree(depth - 1)` in `Tree.__init__`): a recursive
+# build whose depth the run cannot decide stops here, listed, instead of exhausting Python's stack.
+MAX_BUILD_NESTING = 32
+# An object built by the running code, outside any constructor (a forward's `DynamicCache(config=
+# self.config)`): what its constructor computes is part of the forward (the layers a cache builds
+# from the config's per-layer view), so its calls are followed this deep, as a forward's are bounded
+# by MAX_CALL_DEPTH.
+MAX_FORWARD_BUILD_CALL_DEPTH = 12
+# A `@classmethod` called through a class inside a constructor (`AutoModel.from_config(config.text_config)`)
+# is a factory: what its calls compute (a registry lookup of the class for the config's type, through
+# the mapping's `__getitem__` and a module's attribute) decides which object is built, so they are
+# followed this deep, counted from the factory; a constructor it calls has a constructor's limits.
+MAX_FACTORY_CALL_DEPTH = 6
+
+
+class CodeCalls:
+    """ModelRun's calls of the tree's code: `call_instance`, `call_function`, `construct`, `build`,
+    and `_invoke`, the one place a call is memoised, bounded and added to the caller's summary."""
+
+    # -- calls -------------------------------------------------------------------------------------
+    def _evaluate_args(self, interp, args):
+        return call_binding.evaluate_arguments(interp, args)
+
+    def call_instance(self, interp, node, self_fact, args):
+        # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
+        forward = self.method_of(self_fact, "forward") or self.method_of(self_fact, "__call__")
+        if forward is None:  # `class Stage(nn.Sequential)` with no forward: torch's forward runs
+            contents = self.instance(self_fact).contents
+            if type(contents) is Sequential:
+                self.visit(self_fact)
+                return self.call_sequential(interp, node, contents, args)
+            positional, keywords = call_binding.evaluate_arguments(interp, args)
+            if contents is None or type(contents) is SelfFact or len(positional) != 1 or keywords:
+                return None
+            self.visit(self_fact)
+            return self.apply_module(interp, node, contents, positional[0])
+        unknown_with_grad: set = set()
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        if checkpointed_layer(self, self_fact):
+            return run_checkpointed(self, forward, positional, keywords, node)
+        return self._invoke(forward, positional, keywords, node, frozenset(unknown_with_grad))
+
+    def call_function(self, interp, node, function: FunctionRef, args):
+        unknown_with_grad: set = set()
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        if function.bound is None and positional and type(positional[0]) is SelfFact \
+                and self.instance(positional[0]) is not None and _first_parameter(function.node) == "self":
+            # `original_init(self, config)`: a method read from its class, called with the object
+            function = FunctionRef(function.source, function.node, self.instance(positional[0]), function.closure)
+            positional = positional[1:]
+            unknown_with_grad = {i - 1 if type(i) is int else i for i in unknown_with_grad if i != 0}
+        return self._invoke(function, positional, keywords, node, frozenset(unknown_with_grad))
+
+    def call_torch_function(self, interp, node, function, args):
+        return call_binding.call_torch_function(interp, node, function.name, args)
+
+    def torch_super_call(self, interp, node, super_ref, name: str, args):
+        """`super().__init__(...)` / `super().forward(x)` in a subclass of a torch module whose bases
+        in the tree define neither: torch's module is built from the arguments (a container fills
+        itself), and its forward runs (`nn.Sequential.forward` runs the items in turn; a scaled
+        `nn.Embedding` subclass looks up its rows)."""
+        instance = self.instance(super_ref.self_fact)
+        base = torch_base(self, instance.source, instance.cls) if instance is not None else None
+        if base is None:
+            return UNHANDLED
+        if name == "__init__":
+            built = interp.torch_layer(base, args)
+            if type(built) is python_values.GrowingList:
+                built = built.as_module_list()
+            instance.contents = built
+            return NONE
+        if name == "forward" and type(instance.contents) is Sequential:
+            return self.call_sequential(interp, node, instance.contents, args)
+        if name == "forward" and instance.contents is not None and len(args.positional) == 1 and not args.keywords:
+            return self.apply_module(interp, node, instance.contents, interp.eval(args.positional[0]))
+        return UNHANDLED
+
+    def construct(self, interp, node, class_ref, args):
+        if find_method(self, class_ref.source, class_ref.node, "__init__") is None:
+            base = torch_base(self, class_ref.source, class_ref.node)
+            if base is not None:  # `class Proj(nn.Linear): ...` with no __init__: torch's builds it
+                self_fact = self.build(class_ref.source, class_ref.node, [], {}, read_missing_as_dims=False)
+                self.instance(self_fact).contents = interp.torch_layer(base, args)
+                return self_fact
+        positional, keywords = self._evaluate_args(interp, args)
+        record = construct_record(self, interp, class_ref, positional, keywords)
+        if record is not None:
+            return record
+        return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
+
+    def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
+        self_fact = SelfFact({})
+        instance = Instance(source, cls, self_fact)
+        self.instances[id(self_fact)] = instance
+        found, closure = find_method(self, source, cls, "__init__"), None  # its own, or the one it inherits
+        patched = class_decorators.patched_member(self, source, cls.name.value, "__init__")
+        if type(patched) is FunctionRef:  # `@use_experts_implementation`'s __init__ wrapping the class's
+            found, closure = (patched.source, patched.node), patched.closure
+        if found is not None and self.building >= MAX_BUILD_NESTING:
+            self.limit_at(FunctionRef(found[0], found[1]), f"{cls.name.value}()",
+                          f"constructors nested more than {MAX_BUILD_NESTING} deep: not built (a recursive build)")
+            return self_fact
+        if found is not None:
+            init_source, init = found
+            forward_build = self.forward_build
+            if self.building == 0:
+                self.forward_build = bool(self.frames)  # called by running code: MAX_FORWARD_BUILD_CALL_DEPTH
+            self.building += 1
+            calls, self.build_calls = self.build_calls, 0
+            factory, self.factory = self.factory, False
+            built_file, self.build_file = self.build_file, source
+            limits = len(self.limits)
+            try:
+                with self.collecting([]):  # building costs nothing we count
+                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims,
+                                       closure)
+            finally:
+                self.building -= 1
+                self.build_calls = calls
+                self.factory = factory
+                self.build_file = built_file
+                self.forward_build = forward_build
+            if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
+                self.incomplete_objects.add(id(self_fact))
+            grown = [name for name, value in self_fact.attributes.items() if type(value) is python_values.GrowingList]
+            # a module built: its lists are the module lists their appends made; a plain object's
+            # list (a cache's `self.states = []`) is a list the forward may append to (the class
+            # chain is read only for an object holding such a list)
+            if grown and not plain_class(self, source, cls):
+                for name in grown:
+                    self_fact.attributes[name] = self_fact.attributes[name].as_module_list()
+        return self_fact
+
+    def _invoke(self, function: FunctionRef, positional, keywords, node, unknown_with_grad=frozenset()):
+        """`unknown_with_grad`: positions (index or keyword) of unknown arguments computed from a
+        tensor that needs a gradient (call_binding.evaluate_arguments)."""
+        bound = function.bound.self_fact if function.bound is not None else None
+        key = (id(function.node), id(bound), self.module,
+               tuple((_key(f), self.needs_grad(f)) for f in positional),
+               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
+               tuple(sorted(map(str, unknown_with_grad))))
+        cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
+        if cached is not None and self.building and _makes_modules(self, cached[0]):
+            cached = None  # `conv3x3(c, c)` called twice builds two modules, each with its own parameters
+        if cached is not None:
+            result, entries = cached
+            self.add_call(entries)
+            return result
+        # a call that never ends is the same function on the same object under the same closure with the
+        # same arguments (`self.child(x)` in a tree of modules runs the same forward on another object,
+        # `and_masks(and_masks(a, b), c)` one `and_mask` inside another); a recursion on smaller data (a
+        # config's `to_dict` helper on each nested dict, `Tree(depth - 1)`) runs as Python runs it, all
+        # bounded by MAX_CALL_DEPTH and the work budget
+        running = (id(function.node), id(bound), id(function.closure) if function.closure is not None else None)
+        if running in self.active and (function.closure is not None or key in self.active_keys):
+            self.limit_at(function, f"{function.node.name.value}()", "recursive call: not followed")
+            return None
+        if len(self.active) >= MAX_CALL_DEPTH:
+            self.limit_at(function, f"{function.node.name.value}()",
+                          f"call depth limit: more than {MAX_CALL_DEPTH} nested calls; not followed")
+            return None
+        if not self.budget.spend("contexts"):
+            if "contexts" not in self.budget_cuts:
+                self.budget_cuts.add("contexts")
+                self.limit_at(function, f"{function.node.name.value}()", self.budget.reason("contexts"))
+            return None
+        helper = function.bound is None and function.source is self.build_file
+        limit = MAX_FORWARD_BUILD_CALL_DEPTH if self.forward_build else MAX_FACTORY_CALL_DEPTH if self.factory else \
+            MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
+        # a function defined inside the one running (a closure) is that function's own code, not a
+        # call one level further into a library: it is followed, and the calls it makes count as
+        # the enclosing function's
+        nested = 1 if self.building and function.closure is None else 0
+        if nested and self.build_calls >= limit:
+            return None  # bounded work: a constructor's methods are followed two calls deep, functions four
+        module = self.module
+        entries: list = []
+        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
+                and _own_forward(self, bound, function):
+            self.module = self.paths[id(bound)]
+            entries.append(Visit(self.module))
+        self.active.append(running)
+        self.active_keys.append(key)
+        factory = self.factory
+        if nested and not self.factory and _is_factory(function, positional):
+            self.factory, calls, self.build_calls, nested = True, self.build_calls, 0, 0
+        self.build_calls += nested
+        exhausted = False
+        try:
+            with self.collecting(entries):
+                result = self._run_function(function.source, function.node, bound, positional, keywords, False,
+                                            function.closure, unknown_with_grad)
+        except (RecursionError, StackExhausted):
+            # Python's stack ran out before MAX_CALL_DEPTH (a level of `h(x) + h(x)` takes more frames
+            # than a plain call): this call is cut and listed, here where the stack has room again, and
+            # the model goes on
+            result, exhausted = None, True
+        finally:
+            self.active.pop()
+            self.active_keys.pop()
+            self.build_calls -= nested
+            if self.factory and not factory:
+                self.factory, self.build_calls = False, calls
+            self.module = module
+        if exhausted:
+            self.limit_at(function, f"{function.node.name.value}()",
+                          f"stack limit: Python's stack ran out {len(self.active) + 1} nested calls deep "
+                          f"(below the call depth limit of {MAX_CALL_DEPTH}); not followed")
+            self.add_call(entries)  # what it recorded before the cut counts; no memo: a shallower call may finish
+            return None
+        if function.closure is None:
+            self.memo[key] = (result, entries)
+        self.add_call(entries)
+        return result
+
+
+def _is_factory(function: FunctionRef, positional) -> bool:
+    """A `@classmethod` called through its class: `cls` bound to a class (python_values.class_function)."""
+    return bool(positional) and type(positional[0]) is ClassRef and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.node.decorators)
+
+
+def _makes_modules(run, value) -> bool:
+    """Whether a call's result is (or lists) a module object: a new one each time the call runs."""
+    items = value.items if type(value) is SequenceFact else (value,)
+    return any(type(item) in (ModuleFact, Embedding, Sequential, ModuleList, ModuleDict)
+               or type(item) is SelfFact and run.instance(item) is not None for item in items)
+
+
+def _own_forward(run, bound, function) -> bool:
+    """The module's own forward starts a visit; `super().forward(x)` inside it does not."""
+    own = run.method_of(bound, "forward")
+    return own is None or own.node is function.node
+
+
+class _Same:
+    """A tensor argument in a memo key, by identity: `repeat_kv(k)` and `repeat_kv(v)` with equal
+    shapes are two calls making two tensors (two storages), not one."""
+
+    __slots__ = ("fact",)
+
+    def __init__(self, fact) -> None:
+        self.fact = fact  # held, so its id is not reused while the memo lives
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.fact is self.fact
+
+    def __hash__(self) -> int:
+        return id(self.fact)
+
+
+def _first_parameter(function: cst.FunctionDef) -> str | None:
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
+
+
+def _key(value):
+    if type(value) is TensorFact:
+        return _Same(value)
+    if type(value) is MaybeNone:
+        return ("optional", _key(value.value))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return ("id", tuple(id(v) for v in value)) if isinstance(value, (tuple, list)) else ("id", id(value))

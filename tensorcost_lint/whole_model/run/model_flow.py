@@ -1,0 +1,181 @@
+"""The per-file flow, extended for a whole-model run: statements run under the work budget, decided
+branches (an undecided `if` costed as a Choice of both sides, a side that raises dropped), functions
+defined inside the one running, and return values. Assignments are in flow_assignments.py, loops in
+flow_loops.py, expressions in model_evaluator.py."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ...analysis.facts import SelfFact, merge_facts
+from . import choices
+from ..python import container_changes
+from ..values import optional_values
+from .flow_assignments import FlowAssignments
+from .flow_loops import FlowLoops
+from .flow_merges import merge_sides
+from .model_evaluator import GRAD_TAINT, ModelEvaluator
+from ..values.objects import NONE, Choice, FunctionRef
+
+
+class FlowState:
+    def __init__(self) -> None:
+        self.returns: list = []
+        self.returned = False
+        self.raised = False  # ended by `raise`: a path that yields no result
+
+
+class ModelFlow(FlowLoops, FlowAssignments):
+    def __init__(self, ctx, env: dict, *, run, source, state: FlowState | None = None, autocast=None) -> None:
+        super().__init__(ctx, env, autocast=autocast)
+        self.run_ = run
+        self.source = source
+        self.state = state or FlowState()
+        self.side_raised = False  # the branch side run last ended by `raise`
+        self.continuation = None  # entries of the side of an undecided `if` that did not return
+        self.evaluator = ModelEvaluator(ctx, env, autocast, run=run, source=source)
+
+    def _with_env(self, env: dict, autocast=None) -> "ModelFlow":
+        return ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=self.state,
+                         autocast=autocast or self.autocast)
+
+    def run(self, statements) -> None:
+        budget = self.run_.budget
+        statements = list(statements)
+        for position, statement in enumerate(statements):
+            if self.state.returned:
+                return
+            if not budget.spend("steps"):  # bounded work: the rest of the run is cut, and listed
+                self.run_.budget_cut(self.ctx, statement, "steps")
+                return
+            self.continuation = None
+            self.statement(statement)
+            self.run_.live.settle(self.env, statement)  # what each name holds now (memory_live)
+            if self.continuation is not None:
+                # `if cond: return a` undecided: what follows runs only on the side that did not
+                # return, so its entries are that side's, not added to both (the Choice's max)
+                continuation, self.continuation = self.continuation, None
+                with self.run_.collecting(continuation):
+                    self.run(statements[position + 1:])
+                return
+
+    def statement(self, node) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self.env[node.name.value] = FunctionRef(self.source, node, closure=self.env)
+        elif isinstance(node, cst.ClassDef):
+            self.env.pop(node.name.value, None)
+        else:
+            super().statement(node)
+
+    def small_statement(self, node, line) -> None:
+        if isinstance(node, cst.Global):  # the function rebinds module names: their module value no longer holds
+            self.run_.rebound_globals.update((id(self.source), name.name.value) for name in node.names)
+        if isinstance(node, cst.Del):
+            for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
+                container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
+        if isinstance(node, cst.Raise):
+            self.evaluator.walk(node)
+            self.state.returned = self.state.raised = True
+            return
+        super().small_statement(node, line)
+
+    def _return(self, node: cst.Return) -> None:
+        fact = self.evaluator.eval(node.value) if node.value is not None else NONE
+        self.state.returns.append(fact)
+        self.state.returned = True
+
+    def _side(self, block, env: dict):
+        """Run one side of a branch with its own `returned` flag: (env, returned)."""
+        flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
+                         autocast=self.autocast)
+        body = block.body if isinstance(block, cst.IndentedBlock) else None
+        if body is None:
+            for small in block.body:
+                flow.small_statement(small, None)
+        else:
+            flow.run(body)
+        self.state.returns.extend(flow.state.returns)
+        self.side_raised = flow.state.raised and not flow.state.returns
+        return flow.env, flow.state.returned
+
+    def _else_side(self, node: cst.If, env: dict):
+        if node.orelse is None:
+            self.side_raised = False
+            return env, False
+        if isinstance(node.orelse, cst.If):
+            flow = ModelFlow(self.ctx, env, run=self.run_, source=self.source, state=FlowState(),
+                             autocast=self.autocast)
+            flow._if(node.orelse)
+            self.state.returns.extend(flow.state.returns)
+            self.side_raised = flow.state.raised and not flow.state.returns
+            return flow.env, flow.state.returned
+        return self._side(node.orelse.body, env)
+
+    def _grad_signature(self, env: dict) -> dict:
+        return {name: self.run_.needs_grad(value) or bool(env.get(GRAD_TAINT + name))
+                for name, value in env.items() if not name.startswith(GRAD_TAINT)}
+
+    def _if(self, node: cst.If) -> None:
+        decision = self.run_.decide(self.evaluator, node.test)
+        if decision is True:
+            env, returned = self._side(node.body, dict(self.env))
+        elif decision is False:
+            env, returned = self._else_side(node, dict(self.env))
+        else:
+            then_entries, else_entries = [], []
+            on_true, on_false = optional_values.narrowed(node.test, self.env)
+            owner = self.env.get("self")
+            owner = owner if type(owner) is SelfFact else None
+            before = dict(owner.attributes) if owner is not None else None
+            with self.run_.collecting(then_entries):
+                then_env, then_returned = self._side(node.body, {**self.env, **on_true})
+            then_raised = self.side_raised
+            then_attributes = None
+            if owner is not None:  # `self.x = ...` on each side: each side starts from what was before
+                then_attributes = dict(owner.attributes)
+                owner.attributes.clear()
+                owner.attributes.update(before)
+            with self.run_.collecting(else_entries):
+                else_env, else_returned = self._else_side(node, {**self.env, **on_false})
+            if owner is not None:
+                _merge_attributes(self.run_, owner, then_attributes, " ".join(self.ctx.code(node.test).split()))
+            if then_raised != self.side_raised:
+                # one side raises: a run that yields a result takes the other (`if x is None: raise`)
+                self.run_.entries.extend(else_entries if then_raised else then_entries)
+                env, returned = (else_env, else_returned) if then_raised else (then_env, then_returned)
+                self._set_env(env)
+                self.state.returned = self.state.returned or returned
+                return
+            self.run_.add(Choice(self.ctx.code(node.test), (then_entries, else_entries)))
+            self.run_.note_undecided(self.ctx.code(node.test))
+            if then_returned and not else_returned:
+                env = else_env
+                self.continuation = else_entries
+            elif else_returned and not then_returned:
+                env = then_env
+                self.continuation = then_entries
+            else:
+                env = merge_sides(self.run_, then_env, else_env, self.ctx.settings.sizes,
+                                  " ".join(self.ctx.code(node.test).split()))
+                self.run_.shape_loss.merged(self.ctx, node, then_env, else_env, env)
+            returned = then_returned and else_returned
+        self._set_env(env)
+        self.state.returned = self.state.returned or returned
+
+
+def _merge_attributes(run, owner: SelfFact, then_attributes: dict, condition: str) -> None:
+    """`self.mlp = SparseMoe(c) if ... else MLP(c)` written as an undecided `if`: an attribute the two
+    sides set to different modules holds a ModuleChoice of both (each costed where it is called),
+    other differing values what both agree on — never the last side's value by fiat."""
+    else_attributes = owner.attributes
+    for name in then_attributes.keys() ^ else_attributes.keys():
+        run.maybe_attributes.add((id(owner), name))  # set on one side only: hasattr cannot tell
+    for name, value in then_attributes.items():
+        other = else_attributes.get(name, value)
+        if other is value:
+            else_attributes[name] = value
+            continue
+        picked = choices.module_choice([value, other], condition)
+        if picked is None:
+            picked = merge_facts(value, other, run.sizes) or optional_values.join_optional(value, other)
+        else_attributes[name] = picked
