@@ -17,6 +17,7 @@ FILES = {
     "c.py": "def helper(x, w):\n    return x @ w\n",
     "sub/__init__.py": "from .. import c\n",
     "e.py": "import importlib\nhelper = importlib.import_module('pkg.c').helper\n",
+    "f.py": "import functools\nhelper = functools.lru_cache(None)\n",
 }
 
 
@@ -47,8 +48,10 @@ def _model(tmp_path, imports: str, call: str) -> dict:
     ("from .sub import c", "c.helper(x, self.w)"),
     ("from .c import helper as _h\nhelper = _h", "helper(x, self.w)"),
     ("from .c import helper", "(lambda f: f(x, self.w))(helper)"),
+    ("from .e import helper", "helper(x, self.w)"),
 ], ids=["import_module", "import_module-relative", "import_module-__package__", "import_module-global", "__import__",
-        "__import__-package", "sys.modules", "re-exported-module", "top-level-alias", "lambda-called"])
+        "__import__-package", "sys.modules", "re-exported-module", "top-level-alias", "lambda-called",
+        "assigned-in-another-file"])
 def test_a_call_reached_another_way_is_followed(tmp_path, imports, call):
     model = _model(tmp_path, imports, call)
     assert model["totals"]["flops"] == MATMUL, model
@@ -56,7 +59,7 @@ def test_a_call_reached_another_way_is_followed(tmp_path, imports, call):
 
 
 @pytest.mark.parametrize("imports, call, reason", [
-    ("from .e import helper", "helper(x, self.w)", "bound at the top of e.py (line 2)"),
+    ("from .f import helper", "helper(x, self.w)", "bound at the top of f.py (line 2)"),
     ("import functools\nhelper = functools.lru_cache(None)", "helper(x, self.w)", "bound at the top of model.py"),
     ("import importlib", "importlib.import_module('pkg.nothere').helper(x, self.w)", "imported at run time"),
     ("import functools\nfrom .c import helper", "functools.reduce(lambda a, f: f(a, self.w), [helper], x)",

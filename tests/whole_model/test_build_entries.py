@@ -224,9 +224,6 @@ def test_llama_built_from_its_config_equals_flop_counter_mode(tmp_path, capsys):
         assert "torch" not in record["packages_read"]  # modelled by the analysis, never read as source
 
 
-@pytest.mark.xfail(reason="from_config picks the class by `type(config) in cls._model_mapping`, a lazy mapping "
-                          "that imports by module name: needs the dims_from config as an instance of its "
-                          "model_type's config class (issue 21, other branch) and importlib semantics", strict=True)
 def test_auto_model_from_config_equals_flop_counter_mode(tmp_path, capsys):
     config = _llama_config(tmp_path)
     import transformers

@@ -9,7 +9,7 @@ The readings, by what they read:
 - python_values / zipping / lambdas: module lists and sequences of tensors (`zip(self.layers,
   self.norms)`, `map(lambda t: ..., qkv)`, `list(self.blocks)`);
 - library_builtins: configs, modules and records (`getattr(config, name)`, `hasattr(self, "bias")`,
-  `len(self.layers)`, `super()`, `tuple(outputs)`).
+  `super()`, `tuple(outputs)`).
 
 A bare name is a builtin unless the code shadows it (a local, a definition or an import of that
 name); a stdlib callable is keyed by the name it was imported as (`from collections import
@@ -40,7 +40,7 @@ BUILTINS = {
     "int": (known.int_call, library.int_of),
     "isinstance": (known.isinstance_call, library.isinstance_of),
     "iter": (known.iter_call,),
-    "len": (known.len_call, library.length_of),
+    "len": (known.len_call,),
     "list": (made.sequence_call, python_values.listed),
     "map": (lambdas.mapped,),
     "max": (known.extreme_call(max),),
@@ -52,6 +52,7 @@ BUILTINS = {
     "setattr": (known.setattr_call,),
     "slice": (library.slice_of,),
     "sorted": (made.sorted_call,),
+    "str": (known.str_call,),
     "super": (library.super_of,),
     "tuple": (made.sequence_call, library.tuple_of),
     "type": (known.type_call,),

@@ -1,6 +1,6 @@
 """The builtins over the values of a model's library and objects rather than plain known values:
 `getattr`/`hasattr` of configs and modules (a deep copy of the config has what the config has),
-`isinstance` of library values, `len` of mappings and module lists, `super()` in the frame of the
+`isinstance` of library values, `super()` in the frame of the
 method that calls it, `int(a / b)` of dims, `slice(0, None)`, `tuple(record)`. The registry
 (builtin_registry.py) tries them after the readings over exactly known values.
 
@@ -15,8 +15,8 @@ from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import attribute_presence, config_copies, output_records
-from ..values.library_objects import WHOLE_SLICE, IntFact, MappingFact, RecordFact, SuperRef
-from ..values.objects import NONE, BoolFact, ClassRef, ModuleList
+from ..values.library_objects import WHOLE_SLICE, IntFact, RecordFact, SuperRef
+from ..values.objects import NONE, BoolFact, ClassRef, ModuleRef
 from . import library_values
 
 
@@ -27,18 +27,6 @@ def getattr_of(interp, args):
 def isinstance_of(interp, args):
     decided = library_values.isinstance_decision(interp, args)
     return UNHANDLED if decided is None else BoolFact(decided)
-
-
-def length_of(interp, args):
-    """`len(mapping)`, `len(seq)`, `len(self.layers)`: a size (a dim, so layer counts stay symbolic)."""
-    if len(args.positional) != 1 or args.keywords:
-        return UNHANDLED
-    fact = interp.eval(args.positional[0])
-    if type(fact) in (MappingFact, SequenceFact):
-        return DimFact(Const(len(fact.items))) if fact.items else IntFact(0)
-    if type(fact) is ModuleList:
-        return DimFact(fact.count) if fact.count is not None else DimFact(Const(len(fact.items)))
-    return None
 
 
 def super_of(interp, args):
@@ -77,7 +65,7 @@ def hasattr_of(interp, args):
     owner, attribute = (interp.eval(value) for value in args.positional)
     if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
         owner = CONFIG  # a deep copy of the config has what the config has
-    if type(owner) in (SelfFact, ClassRef) and type(attribute) is StringFact:
+    if type(owner) in (SelfFact, ClassRef, ModuleRef) and type(attribute) is StringFact:
         return attribute_presence.has_attribute(run, owner, attribute.value)
     if owner is CONFIG and type(attribute) is StringFact and run.config_values:
         return BoolFact(library_values.config_has(run, attribute.value))

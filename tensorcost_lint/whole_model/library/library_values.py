@@ -10,8 +10,9 @@ from shape_annotations import Const, Sym
 
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..python import class_members, config_copies
+from ..python.config_objects import config_class
 from ..values.library_objects import IntFact, MappingFact, RecordFact
-from ..values.objects import NONE, BoolFact
+from ..values.objects import NONE, BoolFact, ClassRef, Instance, ModuleRef
 from .torch_values import TRACING_TYPES
 
 _MISSING = object()
@@ -139,6 +140,10 @@ def config_attribute(run, name: str, default=_MISSING):
     if name not in values:
         name = run.config_names.get(name, name)
     if name in values:  # what `to_dict()` wrote of the attribute: its value, a property's too
+        if type(values[name]) is dict and type(values[name].get("model_type")) is str:
+            made = sub_config(run, name, values[name])
+            if made is not None:
+                return made
         return json_fact(name, values[name], run.sizes, run.floats)
     instance = run.instances.get(id(CONFIG))
     if instance is not None:  # a property of its class runs (it wins over class attributes, as in Python)
@@ -157,6 +162,41 @@ def config_attribute(run, name: str, default=_MISSING):
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))
+
+
+def sub_config(run, name: str, value: dict):
+    """`config.text_config` where config.json holds a sub-config's own `to_dict()` (it names its
+    `model_type`, as every config's does): an object of that model type's config class holding the
+    dict's fields, its attribute_map's names read through to them and its class defaults for the
+    fields the dict leaves out, as the parent config's constructor builds it from the dict. Made
+    once per run; None when no class of that model type is found (the dict is read as a dict)."""
+    made = run.__dict__.setdefault("sub_configs", {})
+    if name not in made:
+        made[name] = None
+        root = run.instances.get(id(CONFIG))
+        found = config_class(run, root.source, value["model_type"]) if root is not None else None
+        if found is not None:
+            home, cls = found
+            aliases, defaults = config_class_values(run.tree, home, (home, cls.name.value))
+            fields = {key: item for key, item in value.items() if isinstance(key, str)}
+            for key, default in defaults.items():
+                if key not in fields:
+                    fields[key] = fields.get(default.key, default.default) if type(default) is Popped else default
+            for alias, field in aliases.items():
+                if field in fields and alias not in fields:
+                    fields[alias] = fields[field]
+            # an assumed config field (`self.config._attn_implementation: eager`) holds for the config
+            # and for every sub-config read from it
+            assumed = {key.split(".")[-1]: value for key, value in run.assume.items()
+                       if key.startswith(("config.", "self.config.")) and key.count(".") == key.startswith("self.") + 1}
+            fact = SelfFact({key: sub_config(run, f"{name}.{key}", item) or json_fact(key, item, {}, run.floats)
+                             if type(item) is dict and type(item.get("model_type")) is str
+                             else json_fact(key, item, {}, run.floats) for key, item in fields.items()})
+            fact.attributes.update({key: _assumed_fact(run, value) for key, value in assumed.items()})
+            run.__dict__.setdefault("sub_config_ids", set()).add(id(fact))
+            run.instances[id(fact)] = Instance(home, cls, fact)
+            made[name] = fact
+    return made[name]
 
 
 def config_has(run, name: str) -> bool:
@@ -203,6 +243,12 @@ def getattr_call(run, interp, args):
             from ..python.attribute_presence import has_attribute
             if has_attribute(run, owner, name.value) == BoolFact(False):
                 return interp.eval(args.positional[2])
+    if type(owner) is ModuleRef:  # `getattr(module, class_name)`: what the module binds to the name
+        found = interp.attribute_of(owner, name.value)
+        if found is not None or not has_default:
+            if has_default:
+                interp.walk(args.positional[2])
+            return found
     if type(owner) is RecordFact:
         found = owner.attribute(name.value)
         return found if found is not None or not has_default else interp.eval(args.positional[2])
@@ -228,6 +274,10 @@ def isinstance_decision(interp, args):
     names = [interp.ctx.settings.imports.resolve(n) or (n.value if isinstance(n, cst.Name) else None) for n in nodes]
     if value is NONE:
         return False if all(n is not None and n not in ("NoneType", "type(None)") for n in names) else None
+    if type(value) is ClassRef:  # a class is an instance of `type` (its metaclass derives from it), of no data type
+        if "type" in names:
+            return True
+        return False if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names) else None
     if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
         return class_members.is_instance(interp, value, nodes)
     if type(value) is TensorFact:

@@ -20,9 +20,13 @@ import ast
 
 from ...analysis.facts import SelfFact
 from ...analysis.imports import ast_dotted_name
+from ..source import module_bindings
 from ..values.inheritance import _chain
-from ..values.objects import BoolFact, ClassRef
+from ..values.objects import BoolFact, ClassRef, ModuleRef
 
+# what `type` gives every class, whatever its body (`hasattr(config_class, "__name__")`)
+_EVERY_CLASS_HAS = frozenset({"__name__", "__qualname__", "__module__", "__dict__", "__doc__", "__mro__", "__bases__",
+                              "__class__", "__init__", "__new__", "__subclasses__"})
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "object"})
 
 # What every nn.Module holds (torch 2.13, `dir(torch.nn.Module())` less dunders): its methods, and the
@@ -50,7 +54,11 @@ def has_attribute(run, owner, name: str):
     an object the run built or a class of the tree (`hasattr(experts_class, "_apply_gate")` in a
     class decorator)."""
     if type(owner) is ClassRef:
+        if name in _EVERY_CLASS_HAS:
+            return BoolFact(True)
         return _class_has(run, owner.source, owner.node.name.value, name)
+    if type(owner) is ModuleRef:  # a name the module defines, imports or binds, or a submodule
+        return BoolFact(True) if module_bindings.module_attribute(run, owner, name) is not None else None
     if type(owner) is not SelfFact:
         return None
     if name in owner.attributes:
@@ -58,6 +66,10 @@ def has_attribute(run, owner, name: str):
     instance = run.instances.get(id(owner))
     if instance is None:
         return None
+    if id(owner) in run.__dict__.get("sub_config_ids", ()):
+        # a sub-config read from config.json holds what its `to_dict()` wrote, as the config does
+        # (library_values.config_has): a name neither there nor bound by its class is absent
+        return BoolFact(any(_class_defines(node, name) for _, node in _chain(run, instance.source, instance.class_name)))
     verdict = _class_has(run, instance.source, instance.class_name, name)
     if verdict is not None and not verdict.value and id(owner) in run.incomplete_objects:
         return None

@@ -10,8 +10,9 @@ from ...analysis import call_sites, tensor_functions
 from ...analysis.arguments import CallArgs
 from ...analysis.facts import SequenceFact
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ..values.library_objects import MappingFact
+from ..values.library_objects import MappingFact, RecordFact
 from ..values.mapping_keys import only_string_keys
+from ..values.objects import NONE
 from .gradient_flow import flow_into
 
 UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
@@ -49,6 +50,13 @@ def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = N
         if star == "**":
             if type(fact) is MappingFact and only_string_keys(fact):
                 keywords.update(fact.items)
+            elif type(fact) is RecordFact and fact.model_output:
+                # a ModelOutput is a dict of the fields set (not None): `Output(**outputs, extra=...)`
+                for name, field in fact.fields:
+                    if field is None:
+                        keywords[UNKNOWN_REST] = None  # may be None (no key) or set
+                    elif field is not NONE:
+                        keywords[name] = field
             else:
                 keywords[UNKNOWN_REST] = None
             continue

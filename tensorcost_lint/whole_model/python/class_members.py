@@ -61,6 +61,21 @@ def property_getter(run, instance, name: str):
     return None
 
 
+def property_setter(run, instance, name: str):
+    """The FunctionRef of the setter (`@name.setter`) when the first class of the instance's chain
+    that binds `name` binds it to a property with one; None otherwise."""
+    for home, node in _chain(run, instance.source, instance.class_name):
+        bound = _defines(node, name)
+        if not bound:
+            continue
+        setter = next((s for s in reversed(bound) if isinstance(s, ast.FunctionDef) and any(
+            isinstance(d, ast.Attribute) and d.attr == "setter" and isinstance(d.value, ast.Name) and d.value.id == name
+            for d in s.decorator_list)), None)
+        parsed = _parse_method(home, node.name, setter) if setter is not None else None
+        return None if parsed is None else FunctionRef(home, parsed, instance)
+    return None
+
+
 def _parse_method(home, class_name: str, method: ast.FunctionDef):
     """The LibCST node of one method of a top-level class, parsed alone with its decorators."""
     cache = home.definitions.parsed
@@ -200,7 +215,7 @@ def class_value(run, instance, name: str, missing=None):
         if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or isinstance(statement.value, ast.Constant):
             return missing
         return run.top_level_value(("class value", id(node), name),
-                                   lambda: (home, _parse_class_statement(home, statement)))
+                                   lambda: (home, _parse_class_statement(home, statement)), statement.lineno)
     return missing
 
 

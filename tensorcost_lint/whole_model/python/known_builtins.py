@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from shape_annotations import Const
+
 from ...analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import call_binding, known_floats, python_values
+from . import call_binding, class_members, known_floats, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -111,7 +113,11 @@ def setattr_call(interp, args):
     if args.keywords or args.starred or len(args.positional) != 3:
         return UNHANDLED
     owner, name, value = (interp.eval(node) for node in args.positional)
-    if type(owner) is SelfFact and type(name) is StringFact:
+    instance = interp.run.instance(owner) if type(owner) is SelfFact and type(name) is StringFact else None
+    setter = class_members.property_setter(interp.run, instance, name.value) if instance is not None else None
+    if setter is not None:  # a property with a setter: the setter runs, as for `obj.name = value`
+        interp.run._invoke(setter, [value], {}, None)
+    elif type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
     elif type(owner) is SelfFact:
         interp.run.incomplete_objects.add(id(owner))  # an attribute the run cannot name: hasattr cannot tell
@@ -179,8 +185,10 @@ def isinstance_call(interp, args):
 
 
 def len_call(interp, args):
-    """`len(masks)` of a list appended to a known number of times, `len(prefix)` of a string."""
-    if args.keywords or args.starred or len(args.positional) != 1 or not is_plain(args.positional[0]):
+    """`len(x)` of a string, a tuple, list or dict known item by item, a module list (its count,
+    kept symbolic: `len(self.layers)`), or a list appended to a known number of times (`masks`);
+    a size, so layer counts stay in the dims. Unknown for anything else."""
+    if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     value = interp.eval(args.positional[0])
     if type(value) is StringFact:
@@ -195,7 +203,11 @@ def len_call(interp, args):
         return int_fact(total)
     if type(value) is IteratorFact or type(value) is MappingFact and partly_unknown(value):
         return None
-    return UNHANDLED
+    if type(value) in (MappingFact, SequenceFact):
+        return DimFact(Const(len(value.items))) if value.items else IntFact(0)
+    if type(value) is ModuleList:
+        return DimFact(value.count) if value.count is not None else DimFact(Const(len(value.items)))
+    return None
 
 
 def int_call(interp, args):
@@ -207,12 +219,28 @@ def int_call(interp, args):
     value = interp.eval(args.positional[0])
     if type(value) is BoolFact:
         return int_fact(int(value.value))
+    if type(value) is StringFact:  # `int(layer_idx)` of a config.json key
+        text = value.value.strip()
+        return int_fact(int(text)) if text.lstrip("+-").isdigit() and text.isascii() else None
     truncated = known_floats.truncated(interp.run, value)  # `int(head_dim * partial_rotary_factor)`
     if truncated is not None:
         return int_fact(truncated)
     if free:
         return UNHANDLED  # read again by library_builtins.int_of, which keeps a ratio of dims symbolic
     return value if type(value) is DimFact else ScalarFact()  # evaluated once: this reading answers
+
+
+def str_call(interp, args):
+    """`str(stage)` of a known int, bool or string: its text, as Python writes it."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = interp.eval(args.positional[0])
+    if type(value) is StringFact:
+        return value
+    if type(value) is BoolFact:
+        return StringFact(str(value.value))
+    number = int_of(interp.run, value) if type(value) in (IntFact, DimFact) else None
+    return StringFact(str(number)) if number is not None else None
 
 
 def bool_call(interp, args):

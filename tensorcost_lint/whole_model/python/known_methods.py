@@ -28,16 +28,25 @@ def method_call(interp, func: cst.Attribute, receiver, args):
     name = func.attr.value
     if type(receiver) is MappingFact:
         return _mapping_method(interp, func, receiver, name, args)
-    if type(receiver) is StringFact and name in ("startswith", "endswith") and len(args.positional) == 1 \
-            and not args.keywords:
-        prefix = interp.eval(args.positional[0])
-        if type(prefix) is not StringFact:
-            return None
-        test = receiver.value.startswith if name == "startswith" else receiver.value.endswith
-        return BoolFact(test(prefix.value))
+    if type(receiver) is StringFact and name in _STRING_METHODS and not args.keywords and not args.starred:
+        return _string_method(interp, receiver, name, args)
     if type(receiver) is SequenceFact:
         return _sequence_method(interp, func, receiver, name, args)
     return UNHANDLED
+
+
+# str methods computed as Python does when every argument is a known string (a model type's module
+# name: `key.replace("-", "_")`); the result of a test is a bool, of any other a new string
+_STRING_METHODS = {"startswith": 1, "endswith": 1, "replace": 2, "lower": 0, "upper": 0, "strip": 0,
+                   "lstrip": 0, "rstrip": 0, "removeprefix": 1, "removesuffix": 1, "capitalize": 0, "title": 0}
+
+
+def _string_method(interp, receiver: StringFact, name: str, args):
+    values = [interp.eval(value) for value in args.positional]
+    if len(values) != _STRING_METHODS[name] or any(type(value) is not StringFact for value in values):
+        return None
+    result = getattr(receiver.value, name)(*(value.value for value in values))
+    return BoolFact(result) if type(result) is bool else StringFact(result)
 
 
 # Methods that change a list or dict in place: any not followed exactly makes the value unknown.

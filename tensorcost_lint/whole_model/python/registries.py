@@ -27,6 +27,8 @@ def registry(run, source, name: str):
     if found is None:
         return None
     home, value = found
+    if _changed(source, name) or _changed(home, name):
+        return None  # `TABLE["k"] = v`, `TABLE.update(...)` at the top of a module: read in order (module_order)
     if isinstance(value, ast.Dict):  # `LLAMA_ATTENTION_CLASSES = {"eager": LlamaAttention, ...}`
         return RegistryRef(home, name, None, tuple(_items(value, home) + _decorated(run, home, name)), False)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
@@ -53,6 +55,12 @@ def registry(run, source, name: str):
     if mapping is None:
         return None
     return RegistryRef(home, name, cls, tuple(mapping), instantiates)
+
+
+def _changed(source, name: str) -> bool:
+    """Whether the module changes or rebinds its top-level `name` after binding it."""
+    events = source.timeline.get(name, ())
+    return any(kind == "change" for _, kind, _ in events) or sum(kind == "assign" for _, kind, _ in events) > 1
 
 
 def _decorated(run, home, name: str) -> list:

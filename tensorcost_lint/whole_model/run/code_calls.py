@@ -13,7 +13,7 @@ from ..python import call_binding, class_decorators, python_values
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
 from ..values.inheritance import find_method, plain_class, torch_base
 from ..python.output_records import construct_record
-from ..values.objects import NONE, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
+from ..values.objects import NONE, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
 from ..values.optional_values import MaybeNone
 from ..values.source_error import StackExhausted
 
@@ -35,6 +35,11 @@ MAX_BUILD_NESTING = 32
 # from the config's per-layer view), so its calls are followed this deep, as a forward's are bounded
 # by MAX_CALL_DEPTH.
 MAX_FORWARD_BUILD_CALL_DEPTH = 12
+# A `@classmethod` called through a class inside a constructor (`AutoModel.from_config(config.text_config)`)
+# is a factory: what its calls compute (a registry lookup of the class for the config's type, through
+# the mapping's `__getitem__` and a module's attribute) decides which object is built, so they are
+# followed this deep, counted from the factory; a constructor it calls has a constructor's limits.
+MAX_FACTORY_CALL_DEPTH = 6
 
 
 class CodeCalls:
@@ -131,6 +136,7 @@ class CodeCalls:
                 self.forward_build = bool(self.frames)  # called by running code: MAX_FORWARD_BUILD_CALL_DEPTH
             self.building += 1
             calls, self.build_calls = self.build_calls, 0
+            factory, self.factory = self.factory, False
             built_file, self.build_file = self.build_file, source
             limits = len(self.limits)
             try:
@@ -140,6 +146,7 @@ class CodeCalls:
             finally:
                 self.building -= 1
                 self.build_calls = calls
+                self.factory = factory
                 self.build_file = built_file
                 self.forward_build = forward_build
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
@@ -187,7 +194,7 @@ class CodeCalls:
                 self.limit_at(function, f"{function.node.name.value}()", self.budget.reason("contexts"))
             return None
         helper = function.bound is None and function.source is self.build_file
-        limit = MAX_FORWARD_BUILD_CALL_DEPTH if self.forward_build else \
+        limit = MAX_FORWARD_BUILD_CALL_DEPTH if self.forward_build else MAX_FACTORY_CALL_DEPTH if self.factory else \
             MAX_BUILD_HELPER_DEPTH if helper else MAX_BUILD_CALL_DEPTH
         # a function defined inside the one running (a closure) is that function's own code, not a
         # call one level further into a library: it is followed, and the calls it makes count as
@@ -203,6 +210,9 @@ class CodeCalls:
             entries.append(Visit(self.module))
         self.active.append(running)
         self.active_keys.append(key)
+        factory = self.factory
+        if nested and not self.factory and _is_factory(function, positional):
+            self.factory, calls, self.build_calls, nested = True, self.build_calls, 0, 0
         self.build_calls += nested
         exhausted = False
         try:
@@ -218,6 +228,8 @@ class CodeCalls:
             self.active.pop()
             self.active_keys.pop()
             self.build_calls -= nested
+            if self.factory and not factory:
+                self.factory, self.build_calls = False, calls
             self.module = module
         if exhausted:
             self.limit_at(function, f"{function.node.name.value}()",
@@ -229,6 +241,12 @@ class CodeCalls:
             self.memo[key] = (result, entries)
         self.add_call(entries)
         return result
+
+
+def _is_factory(function: FunctionRef, positional) -> bool:
+    """A `@classmethod` called through its class: `cls` bound to a class (python_values.class_function)."""
+    return bool(positional) and type(positional[0]) is ClassRef and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.node.decorators)
 
 
 def _makes_modules(run, value) -> bool:

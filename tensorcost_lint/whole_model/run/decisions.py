@@ -11,7 +11,7 @@ from shape_annotations import Sym, evaluate_integer
 from ...analysis.literals import int_value
 from ...analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
-from ..python import class_members, known_values
+from ..python import class_members, known_values, python_values
 from .expressions import truth
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
@@ -72,6 +72,10 @@ def decide_values(run, operator, left, left_node, right, right_node):
         if type(right) is BoolFact:
             same = _is_bool(left, right.value)  # `config.gating is True`: True and False are singletons
             return None if same is None else same == isinstance(operator, cst.Is)
+        if type(left) is SelfFact and type(right) is SelfFact and (left is not right or id(left) not in run.copy_indices):
+            # each object built is its own fact (`language_model is not self`); one fact standing for
+            # a list's n copies may be two of them
+            return (left is right) == isinstance(operator, cst.Is)
         if right is not NONE:
             return None
         known = left is NONE or left is CONFIG or type(left) in (
@@ -153,7 +157,10 @@ def _plain_item(run, fact):
 
 def _contains(run, item, container):
     """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
-    `True in is_full` of known bools."""
+    `True in is_full` of known bools; a list built by appends (`DEPRECATED = []`) as the items it holds."""
+    if type(container) is python_values.GrowingList:
+        items = known_values.appended_items(container)
+        container = SequenceFact(items) if items is not None else None
     if type(item) in (BoolFact, IntFact, DimFact) and type(container) is SequenceFact:
         # `layer_idx not in config.mlp_only_layers`: ints >= 1 are sizes, compared by their value
         wanted = _plain_item(run, item)
@@ -163,6 +170,9 @@ def _contains(run, item, container):
         if wanted in [v for v in values if v is not _UNKNOWN]:
             return True
         return None if _UNKNOWN in values else False
+    if type(item) in (ClassRef, FunctionRef) and type(container) is MappingFact:
+        # a class is a key by its identity; a known dict's keys are strs, ints, floats and tuples
+        return None if known_values.partly_unknown(container) else False
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

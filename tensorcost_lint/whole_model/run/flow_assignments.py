@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis.facts import SequenceFact, TensorFact
+from ...analysis.facts import SelfFact, SequenceFact, TensorFact
 from ...analysis.function_flow import FunctionFlow
-from ..python import class_decorators, container_changes, python_values
+from ..python import class_decorators, class_members, container_changes, python_values
 from . import expressions
 from ..python.gradient_flow import flow_into, stored_into
 from .model_evaluator import GRAD_TAINT
@@ -67,6 +67,11 @@ class FlowAssignments(FunctionFlow):
             if type(receiver) is ClassRef:  # `experts_class.forward = forward` in a class decorator
                 key = class_decorators.class_key(receiver.source, receiver.node.name.value)
                 self.run_.class_patches.setdefault(key, {})[target.attr.value] = fact
+                return
+            instance = self.run_.instance(receiver) if type(receiver) is SelfFact else None
+            setter = class_members.property_setter(self.run_, instance, target.attr.value) if instance else None
+            if setter is not None:  # `self.widths = widths` of a property with a setter: the setter runs
+                self.run_._invoke(setter, [fact], {}, target)
                 return
         super().assign(target, fact, value_node)
         self.run_.parameters.tie(self.evaluator, target, value_node)  # `a.weight = b.weight`

@@ -34,10 +34,10 @@ _CONSTANTS = {"True": BoolFact(True), "False": BoolFact(False), "None": NONE}
 
 
 class ModelEvaluator(CallDispatch, Evaluator):
-    def __init__(self, ctx, env: dict, autocast=None, *, run, source) -> None:
+    def __init__(self, ctx, env: dict, autocast=None, *, run, source, top_line=None) -> None:
         super().__init__(ctx, env, autocast)
-        self.run = run
-        self.source = source
+        self.run, self.source = run, source
+        self.top_line = top_line  # a module's top level (its comprehensions too): the line it has run to (module_order)
 
     def eval(self, node):
         # written as one method (one Python frame per expression level): model code nests calls 64
@@ -102,7 +102,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             registry = registries.registry(self.run, self.source, node.value)
             if registry is not None:
                 return registry
-            value = self.run.module_value(self.source, node.value)
+            value = self.run.module_value(self.source, node.value, self.top_line)
             if value is None and self.run.tree.is_import(self.source, node.value):
                 module = self.run.tree.module_named(self.source, node.value)  # `from . import c`
                 return ModuleRef(module) if module is not None else None
@@ -110,7 +110,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
-        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source)
+        return ModelEvaluator(self.ctx, env, self.autocast, run=self.run, source=self.source, top_line=self.top_line)
 
     # -- Python values (python_values.py) and library-style values (expressions.py, library_values.py)
     def _eval_Integer(self, node):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis.facts import SelfFact, merge_facts
+from ...analysis.function_flow import merge_envs
 from . import choices
 from ..python import container_changes
 from ..values import optional_values
@@ -68,6 +69,8 @@ class ModelFlow(FlowLoops, FlowAssignments):
             super().statement(node)
 
     def small_statement(self, node, line) -> None:
+        if isinstance(node, cst.Global):  # the function rebinds module names: their module value no longer holds
+            self.run_.rebound_globals.update((id(self.source), name.name.value) for name in node.names)
         if isinstance(node, cst.Del):
             for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
                 container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
@@ -112,6 +115,31 @@ class ModelFlow(FlowLoops, FlowAssignments):
     def _grad_signature(self, env: dict) -> dict:
         return {name: self.run_.needs_grad(value) or bool(env.get(GRAD_TAINT + name))
                 for name, value in env.items() if not name.startswith(GRAD_TAINT)}
+
+    def _try(self, node) -> None:
+        """`try` / `except` / `else` / `finally` as paths: the body then its `else` (the path that
+        raised nothing), and each handler from the state before the body (what the body raises is
+        not known); a path that returns or raises ends there, the others join. A handler's `return`
+        does not end the body's path: `try: probe() except: return False else: return True` may
+        return either."""
+        before = dict(self.env)
+        env, returned = self._side(node.body, dict(self.env))
+        if node.orelse is not None and not returned:
+            env, returned = self._side(node.orelse.body, env)
+        open_envs = [] if returned else [env]
+        all_returned = returned
+        for handler in node.handlers:
+            handler_env, handler_returned = self._side(handler.body, dict(before))
+            all_returned = all_returned and handler_returned
+            if not handler_returned:
+                open_envs.append(handler_env)
+        merged = open_envs[0] if open_envs else env
+        for other in open_envs[1:]:
+            merged = merge_envs(merged, other, self.ctx.settings.sizes)
+        self._set_env(merged)
+        if node.finalbody is not None:
+            self._set_env(self._block(node.finalbody.body, dict(self.env)))
+        self.state.returned = self.state.returned or all_returned
 
     def _if(self, node: cst.If) -> None:
         decision = self.run_.decide(self.evaluator, node.test)

@@ -11,8 +11,8 @@ import libcst as cst
 
 from ...analysis.facts import TensorFact
 from ...analysis.context import Recorder
-from ...analysis.cst_parse import parse_module
 from ..python import class_decorators
+from . import module_order
 from .decisions import decide
 from .expressions import truth
 from ..values.inheritance import find_method, owner_of
@@ -84,10 +84,12 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
+        self.rebound_globals: set = set()  # (id(file), name) a running function declared `global` (module_order)
         self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (lambdas.lambda_function)
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
         self.forward_build = False  # the constructors running were called by running code, not by a build
+        self.factory = False  # a classmethod factory is running inside a constructor (code_calls)
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
@@ -216,18 +218,16 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         finally:
             self.loop_counts.pop()
 
-    def module_value(self, source, name: str):
+    def module_value(self, source, name: str, before: int | None = None):
         """`LinearNoBias = partial(nn.Linear, bias=False)` at the top of a file (or imported from
-        one): its value, read once, from that statement parsed alone."""
-        def parsed():
-            found = self.tree.global_value(source, name)
-            return None if found is None else (found[0], _parse_assignment(*found))
-        return self.top_level_value((id(source), name), parsed)
+        one): its value just before line `before` of the file (None: once the file has run), with
+        the module's statements taken in order (module_order.py)."""
+        return module_order.value_at(self, source, name, before)
 
-    def top_level_value(self, key, parsed):
+    def top_level_value(self, key, parsed, line: int | None = None):
         """A value a module computes as it is imported (a module-level assignment, a class body's),
-        evaluated once at the top level of its file and kept under `key`; `parsed()` gives (the
-        file, the value's node) or None. Building it costs nothing we count."""
+        evaluated once at the top level of its file, at `line`, and kept under `key`; `parsed()`
+        gives (the file, the value's node) or None. Building it costs nothing we count."""
         if key in self.module_values:
             return self.module_values[key]
         self.module_values[key] = None  # a definition that reads itself stays unknown
@@ -237,7 +237,9 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
             self.building += 1
             try:
                 with self.collecting([]):
-                    self.module_values[key] = self.module_evaluator(home).eval(value_node)
+                    evaluator = self.module_evaluator(home)
+                    evaluator.top_line = line
+                    self.module_values[key] = evaluator.eval(value_node)
             finally:
                 self.building -= 1
         return self.module_values[key]
@@ -294,24 +296,6 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
 # torch lets only floating and complex tensors need a gradient: topk's indices, argmax, comparisons and
 # the ids sorted from them never do, whatever they were computed from
 _NO_GRADIENT_DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"})
-
-
-def _parse_assignment(home, value):
-    """The LibCST node of a top-level assignment's value (an `ast` node of `home`), parsed from its
-    own lines; its positions join the file's context."""
-    lines = home.definitions.lines
-    try:
-        module = parse_module("".join(lines[value.lineno - 1:value.end_lineno]))
-    except (cst.ParserSyntaxError, RecursionError):
-        return None
-    statement = module.body[0] if module.body else None
-    if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
-        return None
-    home.ctx.add_piece(module, value.lineno - 1)
-    return small.value
 
 
 def _method(cls: cst.ClassDef, name: str):

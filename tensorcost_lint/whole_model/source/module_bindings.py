@@ -23,8 +23,12 @@ DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "__import__"})
 
 def record(source, body: list) -> None:
     """Fill `source.aliases` (`helper = _h`) and `source.assigned` (any other `name = value`, by line)
-    from a module's top-level statements; the last binding of a name wins, as Python binds it."""
+    from a module's top-level statements; the last binding of a name wins, as Python binds it.
+    `source.timeline` keeps every top-level statement that binds or changes a name, in order
+    (module_order.py reads a name's value as of a point of the module)."""
     for statement in body:
+        for name, kind in _events(statement):
+            source.timeline.setdefault(name, []).append((statement.lineno, kind, statement))
         if isinstance(statement, ast.Assign):
             targets, value = statement.targets, statement.value
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
@@ -40,6 +44,66 @@ def record(source, body: list) -> None:
             else:
                 source.assigned[target.id] = statement.lineno
                 source.aliases.pop(target.id, None)
+
+
+# What a top-level statement does to the names it touches (module_order.py): "assign" binds the
+# statement's value, "import" binds what the import names, "change" runs the statement on the value
+# the name holds (`NAMES.update({...})`, `NAMES["k"] = v`, `NAMES += [...]`), and "other" binds a
+# value the timeline does not compute (a def, a class, a tuple target): unknown from there on.
+def _events(statement) -> list:
+    if isinstance(statement, ast.Assign):
+        found = []
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                found.append((target.id, "assign"))
+            elif isinstance(target, (ast.Subscript, ast.Attribute)) and _root(target) is not None:
+                found.append((_root(target), "change"))
+            else:
+                found.extend((name.id, "other") for name in ast.walk(target) if isinstance(name, ast.Name))
+        return found
+    if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        target = statement.target
+        if isinstance(target, ast.Name):
+            return [(target.id, "assign")]
+        return [(_root(target), "change")] if _root(target) is not None else []
+    if isinstance(statement, ast.AugAssign):
+        root = statement.target.id if isinstance(statement.target, ast.Name) else _root(statement.target)
+        return [(root, "change")] if root is not None else []
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) \
+            and isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name):
+        return [(statement.value.func.value.id, "change")]  # `NAMES.update({...})`: a method on the value
+    if isinstance(statement, ast.ImportFrom):
+        return [(alias.asname or alias.name, "import") for alias in statement.names if alias.name != "*"]
+    if isinstance(statement, ast.Import):
+        return [(alias.asname or alias.name.split(".")[0], "other") for alias in statement.names]
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(statement.name, "other")]
+    return []
+
+
+def _root(target):
+    """`NAMES` of `NAMES["k"]`, `NAMES.field` or `NAMES["k"]["j"]`; None for any other store."""
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def exported_names(body: list) -> frozenset | None:
+    """The names of a top-level `__all__ = [...]` (or a tuple) of string literals; None without one."""
+    names = None
+    for statement in body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                     for t in statement.targets):
+            value = statement.value
+            literal = isinstance(value, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+            names = frozenset(e.value for e in value.elts) if literal else None
+    return names
+
+
+def star_exports(source, name: str) -> bool:
+    """Whether `from source import *` binds `name`: listed in its `__all__`, or public without one."""
+    return name in source.exports if source.exports is not None else not name.startswith("_")
 
 
 def reexported_module(tree, source, name: str):
@@ -130,5 +194,10 @@ def module_attribute(run, module: ModuleRef, name: str):
     if name in module.source.constants:
         value = module.source.constants[name]
         return DimFact(Const(value)) if value >= 1 else None
+    if name in module.source.timeline or name in module.source.from_imports or module.source.star_imports \
+            or module.source.lazy_star_imports:
+        value = run.module_value(module.source, name)  # `auto_mappings.NAMES`: the module's value, once it has run
+        if value is not None:
+            return value
     submodule = run.tree.submodule(module.source, name) or run.tree.module_named(module.source, name)
     return ModuleRef(submodule) if submodule is not None else None

@@ -52,8 +52,11 @@ class SourceFile:
     classes: dict = field(default_factory=dict)  # top-level class name -> ast.ClassDef
     module_imports: dict = field(default_factory=dict)  # `import a.b as c`: c -> "a.b"; `import a.b`: a -> "a"
     star_imports: list = field(default_factory=list)  # `from .m import *`: (level, module)
+    lazy_star_imports: list = field(default_factory=list)  # the same under `if TYPE_CHECKING:` (a lazy package)
     aliases: dict = field(default_factory=dict)  # top-level `helper = _h` -> "_h" (module_bindings)
     assigned: dict = field(default_factory=dict)  # other top-level `name = ...` -> line (module_bindings)
+    timeline: dict = field(default_factory=dict)  # name -> [(line, kind, ast statement)] (module_bindings)
+    exports: frozenset | None = None  # `__all__` when a literal: what `from m import *` binds
 
 
 class SourceTree:
@@ -134,11 +137,14 @@ class SourceTree:
         source.definitions.statements = {s.name: s for s in tree.body
                                          if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes
+        guarded_stars = []
         for statement in _guarded_imports(tree.body):  # `if TYPE_CHECKING: from .peft import Mixin` (lazy modules)
             for alias in statement.names if isinstance(statement, ast.ImportFrom) and statement.level else ():
                 if alias.name != "*":
                     source.from_imports.setdefault(alias.asname or alias.name,
                                                    (statement.level, statement.module, alias.name))
+                else:  # `if TYPE_CHECKING: from .modeling_x import *`: the names a lazy module gives
+                    guarded_stars.append((statement.level, statement.module))
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
                 for alias in statement.names:
@@ -161,6 +167,8 @@ class SourceTree:
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     source.values[targets[0].id] = statement.value
+        source.lazy_star_imports = [star for star in guarded_stars if star not in source.star_imports]
+        source.exports = module_bindings.exported_names(tree.body)
         module_bindings.record(source, tree.body)
         self.files[path] = source
         return source
@@ -256,8 +264,10 @@ class SourceTree:
         if name in source.aliases and hops:  # `helper = _h`: the name it copies, in the same file
             return self._follow(source, source.aliases[name], own, stop_at_definitions, hops - 1, seen)
         imported = source.from_imports.get(name)
-        targets = [imported] if imported is not None else [(level, module, name) for level, module in source.star_imports]
-        for level, module, imported_name in targets:
+        targets = [(*imported, False)] if imported is not None else \
+            [(level, module, name, False) for level, module in source.star_imports] + \
+            [(level, module, name, True) for level, module in source.lazy_star_imports]
+        for level, module, imported_name, lazy in targets:
             if hops == 0:
                 self.failures[(source.path, name)] = f"re-export chain longer than {MAX_IMPORT_HOPS} files"
                 return None
@@ -270,8 +280,12 @@ class SourceTree:
                     if why is not None:
                         self.failures[(source.path, name)] = why
                 continue
+            if lazy and file.name == "__init__.py":
+                # a lazy package's names are its own files' (`from .modeling_x import *`); one listing
+                # whole packages (an index of every model) is not searched: a name it lacks would read them all
+                continue
             next_source = self._load_for(source, name, file)
-            if next_source is None:
+            if next_source is None or imported is None and not module_bindings.star_exports(next_source, name):
                 continue
             result = self._follow(next_source, imported_name, own, stop_at_definitions, hops - 1, seen)
             if result is not None:
