@@ -76,10 +76,14 @@ def test_a_warm_check_is_served_from_an_entry_past_the_flat_cap(tmp_path, monkey
 
 
 def test_a_warm_check_of_a_long_forward_is_several_times_faster(tmp_path):
+    """Past the start-up both runs pay (the interpreter, imports, the config: a 10-statement file's
+    run), the warm run only reads its entry and writes the records: under half the cold run's
+    analysis. Whole-process ratios swing with that fixed part (cold 2.5 s, warm 1.2 s at 20,000)."""
     env = clean_env(TENSORCOST_CACHE_DIR=str(tmp_path / "cache"))
+    _, start_up = _check(tmp_path / "start-up", 10, "--no-cache", env=env)
     (cold, cold_cpu), (warm, warm_cpu) = (_check(tmp_path, 20_000, env=env) for _ in range(2))
     assert warm.stdout == cold.stdout
-    assert warm_cpu < cold_cpu / 2, (cold_cpu, warm_cpu)
+    assert warm_cpu - start_up < (cold_cpu - start_up) / 2, (start_up, cold_cpu, warm_cpu)
 
 
 def _model(directory, statements: int):
