@@ -1,7 +1,8 @@
 """The one registry of the Python builtins and stdlib callables a whole-model run evaluates: each
 name once, with its readings in the order they are tried. A reading returns UNHANDLED when it has
-not touched the call's arguments, so the next may read the call; one that evaluated them answers
-(a value, or None for unknown), so nothing is evaluated twice.
+not evaluated the call's arguments (beyond reading a plain name, which records nothing), so the
+next may read the call; one that evaluated them answers (a value, or None for unknown), so no
+argument's sites are recorded twice.
 
 The readings, by what they read:
 - known_builtins / known_containers / known_math / known_calls: values known exactly (ints,
