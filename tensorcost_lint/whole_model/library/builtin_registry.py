@@ -77,9 +77,10 @@ def readings_of(interp, node: cst.Call, name: str | None) -> tuple:
     if name in STDLIB:
         return STDLIB[name]
     func = node.func  # (types compared by `is`: LibCST's classes are ABCs, slow to isinstance)
-    if type(func) is cst.Attribute and type(func.value) is cst.Name \
-            and f"{func.value.value}.{func.attr.value}" in TYPE_METHODS and not known.shadowed(interp, func.value.value):
-        return TYPE_METHODS[f"{func.value.value}.{func.attr.value}"]
+    if type(func) is cst.Attribute and type(func.value) is cst.Name:
+        method = f"{func.value.value}.{func.attr.value}"
+        if method in TYPE_METHODS and not known.shadowed(interp, func.value.value):
+            return TYPE_METHODS[method]
     if type(func) is cst.Name and func.value in BUILTINS and not known.shadowed(interp, func.value):
         return BUILTINS[func.value]
     return ()

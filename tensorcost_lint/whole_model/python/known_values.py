@@ -221,7 +221,7 @@ def arithmetic(run, operator, left, right):
             return int_fact(a // b)
     if isinstance(operator, cst.Multiply):
         sequence, count = (left, right) if type(left) is SequenceFact else (right, left)
-        if type(sequence) is SequenceFact and type(count) in (IntFact, BoolFact):
+        if type(sequence) is SequenceFact and type(count) is IntFact:  # a bool is an IntFact by now
             times = max(int_of(run, count), 0)
             return SequenceFact(sequence.items * times)
     if isinstance(operator, cst.Subtract) and _literal_int(left) is not None and _literal_int(right) is not None:
