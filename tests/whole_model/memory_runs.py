@@ -14,7 +14,6 @@ def tracked_step(model, inputs, optimizer, loss_of, autocast=None) -> dict:
     import contextlib
 
     import torch
-    from torch.distributed._tools.mem_tracker import MemTracker
 
     def forward():
         with torch.autocast("cpu", dtype=autocast) if autocast is not None else contextlib.nullcontext():
@@ -24,7 +23,7 @@ def tracked_step(model, inputs, optimizer, loss_of, autocast=None) -> dict:
     forward().backward()  # warm-up: the optimizer makes its states in its first step
     optimizer.step()
     optimizer.zero_grad()
-    tracker = MemTracker()
+    tracker = _tracker_class()()
     tracker.track_external(model, optimizer)
     with tracker:
         forward().backward()
@@ -140,6 +139,26 @@ def mixed_precision_step_peak(model, inputs, loss_of) -> dict:
     return {**measured, "categories": dict(seen)}
 
 
+def _tracker_class():
+    """MemTracker, except that it hooks only the parameters that get a gradient: it registers a
+    gradient hook on every parameter, which torch refuses on a frozen one (roformer's sinusoidal
+    positions); a frozen parameter has no gradient to track."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    class _NoHook:
+        def remove(self) -> None:
+            pass
+
+    class GradientTracker(MemTracker):
+        def _track_module_params_and_buffers(self, module, install_grad_hooks=True):
+            for param in module.parameters():
+                if not param.requires_grad and self._param_to_grad_hook_handles.get(param) is None:
+                    self._param_to_grad_hook_handles[param] = (_NoHook(), _NoHook())
+            return super()._track_module_params_and_buffers(module, install_grad_hooks)
+
+    return GradientTracker
+
+
 def _storage_bytes(tensors) -> int:
     return sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}.values())
 
@@ -148,9 +167,8 @@ def _phased_peak(step, external) -> dict:
     """MemTracker's peak (less buffers) and its phase over `step(tracker)`, the `external` modules,
     optimizers and tensors made before it tracked (`track_external`)."""
     import torch
-    from torch.distributed._tools.mem_tracker import MemTracker
 
-    class PhasedTracker(MemTracker):
+    class PhasedTracker(_tracker_class()):
         """MemTracker that notes the phase of every op that raises its peak; `phase_of_step`, set
         by the step, names the phase of what runs outside the forward, backward and step()."""
 

@@ -2,7 +2,8 @@
 architectures test_model_zoo runs, on the zoo's tiny configs, one `tensorcost model` run for all of
 them): `activations` = autograd's saved tensors over all ops (memory_runs.saved_activation_bytes),
 `parameters` and `optimizer_states` = MemTracker's categories for a steady-state step
-(memory_runs.tracked_step). Each (architecture, category) that agrees is asserted exactly; each that
+(memory_runs.tracked_step), and `peak` within 2% of MemTracker's in the same phase
+(memory_runs.step_peak). Each (architecture, category) that agrees is asserted exactly; each that
 is null or differs today is a strict xfail naming the measured figures and, where known, the cause.
 `pytest -s` prints the table of both sides."""
 
@@ -12,7 +13,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from tests.whole_model import zoo  # noqa: E402
-from tests.whole_model.memory_runs import parameter_bytes, saved_activation_bytes, state_bytes, tracked_step  # noqa: E402
+from tests.whole_model.memory_runs import (  # noqa: E402
+    parameter_bytes, saved_activation_bytes, state_bytes, step_peak, tracked_step
+)
 from tests.whole_model.test_model_zoo import EXACT, PARTIAL  # noqa: E402
 
 # issue 23's 12-architecture sample, from the zoo's CI sample: dense, gated and MoE decoders, encoders,
@@ -36,29 +39,20 @@ def _loss(output):
 
 def _reference(model_type: str) -> dict:
     """autograd's saved tensors at the end of the forward, then MemTracker's PARAM and OPT after a
-    steady-state AdamW step, for the architecture's tiny config (seed 0, the zoo's ids)."""
+    steady-state step with torch's foreach AdamW, and its peak (less buffers) and the phase of it
+    over a second one, for the architecture's tiny config (seed 0, the zoo's ids)."""
     torch.manual_seed(0)
     model = getattr(transformers, zoo.model_class_name(model_type))(zoo.tiny_config(model_type))
     ids = torch.randint(3, 100, (zoo.BATCH, zoo.SEQ))
     model.train()
     activations = saved_activation_bytes(_loss(model(input_ids=ids)), model)
-    optimizer = torch.optim.AdamW(model.parameters())
-    frozen = [p for p in model.parameters() if not p.requires_grad]
-    if frozen:
-        # MemTracker registers a grad hook on every parameter and refuses a frozen one (roformer's
-        # sinusoidal positions): its PARAM and OPT are then counted directly, as it counts them
-        # (parameter storages once; the states AdamW made), after the same steady-state step
-        for _ in range(2):
-            _loss(model(input_ids=ids)).backward()
-            optimizer.step()
-            optimizer.zero_grad()
-        return {"activations": activations, "parameters": parameter_bytes(model),
-                "optimizer_states": state_bytes(optimizer)}
+    optimizer = torch.optim.AdamW(model.parameters(), foreach=True)
     after = tracked_step(model, (ids,), optimizer, _loss)["after"]
     assert after["_MemRefType.PARAM"] == parameter_bytes(model)
     assert after["_MemRefType.OPT"] == state_bytes(optimizer)
+    peak = step_peak(model, (ids,), optimizer, _loss)
     return {"activations": activations, "parameters": after["_MemRefType.PARAM"],
-            "optimizer_states": after["_MemRefType.OPT"]}
+            "optimizer_states": after["_MemRefType.OPT"], "peak": peak["peak"], "peak_phase": peak["phase"]}
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +63,9 @@ def figures(tmp_path_factory):
     code, records, stderr = zoo.run_tensorcost(config)
     assert code == 0, stderr
     measured = {m: (records[f"{m}--training"]["totals"]["memory"], _reference(m)) for m in SAMPLE}
-    print(f"\n{'architecture':<13}" + "".join(f"{c + ' ours':>24}{'reference':>12}" for c in CATEGORIES))
+    print(f"\n{'architecture':<13}" + "".join(f"{c + ' ours':>24}{'reference':>12}" for c in (*CATEGORIES, "peak")))
     for m, (ours, reference) in measured.items():
-        print(f"{m:<13}" + "".join(f"{str(ours[c]):>24}{reference[c]:>12}" for c in CATEGORIES))
+        print(f"{m:<13}" + "".join(f"{str(ours[c]):>24}{reference[c]:>12}" for c in (*CATEGORIES, "peak")))
     return measured
 
 
@@ -81,3 +75,12 @@ def figures(tmp_path_factory):
 def test_memory_equals_autograd_and_mem_tracker(figures, model_type, category):
     ours, reference = figures[model_type]
     assert ours[category] == reference[category]
+
+
+@pytest.mark.parametrize("model_type", SAMPLE)
+def test_peak_within_two_percent_of_mem_trackers_in_its_phase(figures, model_type):
+    """Contract 9's acceptance: `peak` within 2% of MemTracker's peak (less its buffers) for a
+    steady-state step, in the same phase (docs/memory.md, *Peak*)."""
+    ours, reference = figures[model_type]
+    assert ours["peak_phase"] == reference["peak_phase"]
+    assert abs(ours["peak"] - reference["peak"]) <= 0.02 * reference["peak"], (ours["peak"], reference["peak"])

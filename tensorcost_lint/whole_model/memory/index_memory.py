@@ -6,13 +6,19 @@ saves it (derivatives.yaml; checked against `grad_fn._saved_indices` in the test
   an int64 tensor of its length, which is saved. A 0-dim integer tensor acts as an int (`select`):
   nothing. Basic indexing (ints, slices, None, `...`) is a view and saves nothing.
 - `torch.topk` / `torch.sort` (TopkBackward0, SortBackward0): the indices they return (int64, like
-  the values), which scatter the gradient back."""
+  the values), which scatter the gradient back.
+
+A basic-indexing view saves nothing, but reading part of a tensor has a backward that allocates:
+PartialRead below."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import libcst as cst
 
 from ...analysis.facts import SequenceFact, TensorFact
+from ..values.strides import product
 
 _INTEGERS = frozenset({"int64", "int32", "int16", "int8", "uint8"})
 
@@ -47,3 +53,35 @@ def returned_indices(tracker, result):
     if type(result) is not SequenceFact or len(result.items) != 2 or type(result.items[1]) is not TensorFact:
         return "topk/sort whose indices are not known"
     return (tracker.ensure(result.items[1]).storage,)
+
+
+@dataclass
+class PartialRead:
+    """Basic indexing that reads part of a tensor needing a gradient (`x[:, i]`, `x[..., :h]`): its
+    backward (select_backward, slice_backward) makes a zero tensor of the indexed tensor's size and
+    copies the view's gradient in; the engine sums the contributions of several such reads of one
+    tensor in its buffer (`old + new`, out of place) until the node that made the tensor runs
+    (memory_peak, gradient_buffers). `storages`: the indexed tensor's storage (emptied when the
+    backward never reaches the view, like OpSaved's); `receiver`: the identity of the indexed tensor,
+    `elements` and `dtype` its size."""
+
+    module: str
+    storages: tuple
+    receiver: int
+    elements: int | None
+    dtype: str | None
+
+
+def partial_read(tracker, node: cst.Subscript, out) -> PartialRead | None:
+    """The PartialRead of `node` when it is a view of fewer elements than the tensor it indexes."""
+    receiver = tracker.seen.get(id(node.value))
+    if type(receiver) is not TensorFact or type(out) is not TensorFact:
+        return None
+    source, view = tracker.layout(receiver), tracker.layout(out)
+    if source is None or view is None or view.storage is not source.storage or source.storage.parameter:
+        return None  # a copy (advanced indexing), or a parameter's slice (its gradient is the parameter's)
+    whole = None if source.sizes is None else product(source.sizes)
+    part = None if view.sizes is None else product(view.sizes)
+    if whole is not None and part is not None and part >= whole:
+        return None  # the whole tensor again (`x[:, :]`, `x[None]`): a view of the same size
+    return PartialRead("", (source.storage,), id(receiver), whole, receiver.dtype)

@@ -31,7 +31,7 @@ import libcst as cst
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..library.gradient_inputs import gradient_inputs, layout_storage
-from .index_memory import advanced_index_saved, returned_indices
+from .index_memory import advanced_index_saved, partial_read, returned_indices
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
 from ..values.objects import Embedding, FunctionRef, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
@@ -136,6 +136,12 @@ class SavedOps:
             run.add(entry)
             if out is not None:
                 run.grad_flow.output(entry, out)  # saved only while the backward can reach `out`
+        if isinstance(node, cst.Subscript) and out is not None:
+            read = partial_read(run.storage, node, out)
+            if read is not None:
+                read.module = run.module
+                run.add(read)
+                run.grad_flow.output(read, out)  # its backward runs only when the view's gradient does
 
     def _unknown(self, interp, node, what: str) -> None:
         line = interp.ctx.position(node)[0]

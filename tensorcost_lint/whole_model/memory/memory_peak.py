@@ -7,7 +7,7 @@ an operand that needs a gradient (saved_tensors.SiteMemory) and every other op t
 Throughout the step the parameters, the optimizer's states and the master weights live
 (`persistent`). Then
 
-- forward: at its end, every saved storage (`activations`).
+- forward: at its end, every saved storage (`activations`) and what it returns that nothing saved.
 - backward: nodes run in reverse forward order (torch's engine on CPU runs the ready node of the
   highest sequence number). While node i runs, live are: every saved storage whose earliest saver
   (in forward order) is at or before i (a storage saved by several nodes lives until the last of
@@ -18,6 +18,9 @@ Throughout the step the parameters, the optimizer's states and the master weight
   tensors: the gradient flowing into it (its result's size), the gradients it makes for each
   operand that needs one, and what its formula allocates besides (cross entropy: nll_loss_backward's
   gradient of the log-softmax). Ops that save nothing (`+`, views, copies) pass their gradient on.
+  The backward starts from the returned loss, or from the step's sum of the returned tensors, whose
+  gradient is an expanded scalar (`_seed_by_sum`); the engine's buffers of tensors read in parts
+  live from the first part's backward to their maker's (gradient_buffers).
 - optimizer: all gradients (with master weights, the masters' own `.grad`s too: one like each
   master, cast from the parameter's gradient before `step()`), and the temporaries of torch's
   foreach implementation of the step: adam/adamw `_foreach_sqrt(exp_avg_sqs)` (a tensor like each
@@ -25,8 +28,8 @@ Throughout the step the parameters, the optimizer's states and the master weight
   made); adafactor's per (dtype, matrix-or-vector) group (AdafactorGroup); sgd and sgd-momentum
   update in place (nothing).
 
-Not counted: buffers, allocator rounding and fragmentation, the gradients in flight between nodes
-(a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
+Not counted: buffers, allocator rounding and fragmentation, the other gradients in flight between
+nodes (a residual stream's gradient waiting in a buffer), copies a backward formula makes of a
 non-contiguous operand. Unknown (None with the reason) where the activations are, where a node's
 size is not known, under an undecided branch or activation checkpointing, and for optimizers whose
 step's temporaries are not in the table.
@@ -36,6 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .gradient_buffers import GradientBuffers
+from .index_memory import PartialRead
 from .memory_activations import OpSaved
 from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 from .retention import MAX_WALKED_ENTRIES, _Instances, _itemsize, _nbytes, _resolve, _Steps
@@ -102,6 +107,7 @@ class _Node:
     iteration: tuple  # the loop iterations it ran in (outermost first)
     own: int  # bytes of its own tensors while it runs: gradients in and out, temporaries
     incoming: int  # of which the gradient flowing into it (freed once it has run)
+    output: object = None  # the storage of its result
 
 
 @dataclass
@@ -114,6 +120,7 @@ class _Walk:
     nodes: list = field(default_factory=list)
     first_saver: dict = field(default_factory=dict)  # token -> (storage, index of its earliest saver)
     iteration: tuple = ()
+    buffers: GradientBuffers = field(default_factory=GradientBuffers)
 
     def walk(self, entries) -> None:
         self.steps.take(len(entries))
@@ -128,10 +135,20 @@ class _Walk:
                 self._site(entry)
             elif kind is OpSaved:
                 self._op(entry)
+            elif kind is PartialRead:
+                if entry.storages:  # emptied when the backward never reaches the view
+                    token = self.instances.token(entry.storages[0])
+                    self.buffers.read(len(self.nodes), (token, entry.receiver), self._bytes(entry.elements, entry.dtype),
+                                      token)
             elif kind is Repeat:
                 count = known_count(entry.count, self.sizes)
                 if count is None:
-                    raise PeakUnknown("a loop's trip count is not known")
+                    # a loop that runs no backward node leaves nothing live, however often it runs
+                    before = len(self.nodes)
+                    self.walk(entry.entries)
+                    if len(self.nodes) != before:
+                        raise PeakUnknown("a loop's trip count is not known")
+                    continue
                 outer = self.iteration
                 for index in range(count):
                     self.iteration = outer + (index,)
@@ -164,9 +181,11 @@ class _Walk:
             raise PeakUnknown("the size of a tensor the backward makes is not known")
         return size
 
-    def _node(self, module: str, saved, own: int, incoming: int) -> None:
+    def _node(self, module: str, saved, own: int, incoming: int, output) -> None:
         index = len(self.nodes)
-        self.nodes.append(_Node(index, module, self.iteration, own, incoming))
+        self.nodes.append(_Node(index, module, self.iteration, own, incoming, output))
+        if output is not None:
+            self.buffers.made(index, self.instances.token(output))
         for storage in saved:
             token = self.instances.token(storage)
             if token not in self.first_saver:
@@ -194,14 +213,14 @@ class _Walk:
             for size in layout.sizes:
                 elements *= size
             own += self._bytes(elements, layout.storage.dtype)
-        self._node(entry.module, saved, own, incoming)
+        self._node(entry.module, saved, own, incoming, memory.output)
 
     def _op(self, entry) -> None:
         saved = [s for s in entry.storages if s is not None and not s.parameter]
         own = incoming = self._storage_bytes(entry.output)
         own += sum(self._bytes(elements, dtype) for elements, dtype in (*entry.inputs, *entry.temporary))
         # a leaf torch module's op (nn.Embedding, a norm) reads that module's parameters
-        self._node(entry.owner if entry.owner is not None else entry.module, saved, own, incoming)
+        self._node(entry.owner if entry.owner is not None else entry.module, saved, own, incoming, entry.output)
 
 
 def _itemsize_of(dtype, default_dtype):
@@ -211,6 +230,24 @@ def _itemsize_of(dtype, default_dtype):
     probe = _Probe()
     probe.dtype = dtype
     return _itemsize(probe, default_dtype)
+
+
+def _seed_by_sum(run, nodes, returned) -> None:
+    """The backward starts from what the forward returns: a one-element tensor there is the loss
+    (`loss.backward()`, a 0-dim gradient of ones); otherwise the step sums the tensors it returns (the
+    zoo's `out.logits.float().sum()`), and the gradient of a sum is its scalar gradient expanded —
+    no storage — so the node that made a returned tensor receives no new gradient tensor. An op
+    between them that makes a new tensor (a cast, `* scale`) materializes it: its producer's incoming
+    gradient stays its result's size."""
+    canonical = run.live.canonical
+    if not returned or any(storage.numel == 1 for storage in returned):
+        return
+    pending = {id(canonical(storage)) for storage in returned}
+    for node in reversed(nodes):  # the last maker of a storage made the returned instance
+        if node.output is not None and id(canonical(node.output)) in pending:
+            pending.discard(id(canonical(node.output)))
+            node.own -= node.incoming
+            node.incoming = 0
 
 
 def _parameter_gradients(nodes, gradient_paths: dict, tied: dict):
@@ -265,6 +302,8 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
     walk = _Walk(run, sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
     walk.walk(run.stack[0])
     nodes = walk.nodes
+    returned = run.live.storages(run.returned)
+    _seed_by_sum(run, nodes, returned)
     count = len(nodes)
     # saved bytes alive while node i runs: those whose earliest saver is at or before i
     freed_after = [0] * (count + 1)
@@ -275,15 +314,26 @@ def training_peak(run, values: dict, gradient_paths: dict, tied: dict, optimizer
         running += freed_after[index]
         saved_live[index] = running
     arrives, extra, summed, unplaced = _parameter_gradients(nodes, gradient_paths, tied)
-    best, phase = base + activations, "forward"
+    # the forward ends with what it saved and what it returns (the logits the loss reads; a tensor
+    # both saved and returned once)
+    held = sum(walk._storage_bytes(storage) for storage in returned
+               if walk.instances.token(storage) not in walk.first_saver)
+    best, phase = base + activations + held, "forward"
     grads_live = unplaced
+    buffers = walk.buffers
+    moment = buffers.after(count, base + (saved_live[count - 1] if count else 0) + grads_live)
+    if moment > best:
+        best, phase = moment, "backward"
     for index in range(count - 1, -1, -1):
         grads_live += arrives[index]
         node = nodes[index]
-        live = base + saved_live[index] + grads_live + node.own + extra[index]
+        buffers.before(index)
+        live = base + saved_live[index] + grads_live + buffers.total + node.own + extra[index]
         if summed[index]:  # the engine's sum into a tied weight's buffer, after the node has run
             after = saved_live[index] - freed_after[index]
-            live = max(live, base + after + grads_live + node.own - node.incoming + summed[index])
+            live = max(live, base + after + grads_live + buffers.total + node.own - node.incoming + summed[index])
+        # the reads of tensors in parts made just before this node: their backward runs next
+        live = max(live, buffers.after(index, base + saved_live[index] - freed_after[index] + grads_live))
         if live > best:
             best, phase = live, "backward"
     temporaries, previous = 0, 0

@@ -126,7 +126,7 @@ class GradientFlow:
                 continue
             if type(entry) is SiteEntry or type(entry) is BackwardMatmul:
                 entry.grads = tuple(False for _ in entry.grads)
-            else:  # memory_activations.OpSaved
+            else:  # memory_activations.OpSaved, index_memory.PartialRead
                 entry.storages = ()
 
 
