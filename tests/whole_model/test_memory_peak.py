@@ -105,7 +105,7 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
-@pytest.mark.parametrize("name", ["gpt2", "llama", "bert"])
+@pytest.mark.parametrize("name", ["gpt2", "llama", "bert", "mistral", "qwen2"])
 def test_transformers_peak_and_phase_match_mem_trackers(tmp_path, capsys, name, optimizer):
     from tests.whole_model.test_hf_transformers import BATCH, SEQ
     from tests.whole_model.test_memory_hf import _loss, training_memory

@@ -100,3 +100,22 @@ def test_the_forward_ends_holding_the_logits_it_returns(tmp_path, capsys):
     assert memory["peak_phase"] == measured["phase"] == "forward"
     assert abs(memory["peak"] - measured["peak"]) <= 0.02 * measured["peak"], (memory["peak"], measured["peak"])
     assert memory["peak"] - memory["activations"] - memory["parameters"] >= dims["B"] * dims["T"] * dims["vocab"] * 4
+
+
+def test_a_block_of_a_loop_run_pass_by_pass_gets_its_gradient_when_its_backward_runs(tmp_path, capsys):
+    """Wide blocks, few tokens: the gradients dominate. Each block's weight gradient arrives at its
+    own backward (the last block's first), so the peak is at the end of the backward with all of
+    them, never all of them from the last block's backward on."""
+    dims = {"B": 2, "T": 4, "d": 128, "n": 4}
+    torch.manual_seed(0)
+    x = torch.randn(dims["B"], dims["T"], dims["d"])
+    model = models.IndexedBlocks(dims["d"], dims["n"])
+    measured = _measured(model, x)
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(dims)}\n")
+    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:IndexedBlocks.forward", "--mode", "training",
+            "--optimizer", "sgd", "--format", "json", "--input", "x=float32 B T d"]
+    assert main(argv) == 0
+    memory = json.loads(capsys.readouterr().out)["models"][0]["totals"]["memory"]
+    _assert_close(memory, measured)
+

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from .gradient_buffers import GradientBuffers
 from .index_memory import PartialRead
 from .memory_activations import OpSaved
-from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, UnrolledPass, known_count
 from .retention import MAX_WALKED_ENTRIES, _Instances, _itemsize, _nbytes, _resolve, _Steps
 
 _IN_PLACE_STEPS = frozenset({"sgd", "sgd-momentum", "none"})  # foreach updates in place: no temporaries
@@ -124,9 +124,17 @@ class _Walk:
 
     def walk(self, entries) -> None:
         self.steps.take(len(entries))
+        outer, bases = self.iteration, []  # an unrolled loop's pass: its position after the enclosing ones
         for entry in entries:
             kind = type(entry)
-            if kind is Called:
+            if kind is UnrolledPass:
+                if entry.position == 0:
+                    bases.append(self.iteration)
+                if entry.position is None:
+                    self.iteration = bases.pop() if bases else outer
+                elif bases:
+                    self.iteration = bases[-1] + (entry.position,)
+            elif kind is Called:
                 for _ in range(entry.count):
                     self.walk(entry.entries)
             elif kind is Created:
@@ -166,6 +174,7 @@ class _Walk:
                                           "the backward keeps")
             elif kind is Checkpointed:
                 raise PeakUnknown("activation checkpointing: the backward's recompute is not modelled")
+        self.iteration = outer
 
     def _bytes(self, elements, dtype) -> int:
         size = _itemsize_of(dtype, self.default_dtype)
@@ -216,6 +225,8 @@ class _Walk:
         self._node(entry.module, saved, own, incoming, memory.output)
 
     def _op(self, entry) -> None:
+        if not entry.storages:
+            return  # emptied by gradient_flow: the backward never reaches the op's result, nothing runs
         saved = [s for s in entry.storages if s is not None and not s.parameter]
         own = incoming = self._storage_bytes(entry.output)
         own += sum(self._bytes(elements, dtype) for elements, dtype in (*entry.inputs, *entry.temporary))
@@ -253,7 +264,7 @@ def _seed_by_sum(run, nodes, returned) -> None:
 def _parameter_gradients(nodes, gradient_paths: dict, tied: dict):
     """(bytes of parameter gradients that become live at each node, bytes each node holds besides
     while it runs, bytes live from the start of the backward). A parameter's gradient lives from the
-    backward of the last node (in forward order, per loop iteration for a repeated block's copies)
+    backward of the last node (in forward order, per loop iteration or unrolled pass for a repeated block's copies)
     of the modules that read it; each later contribution (a tied weight read by a second module) is
     a new gradient the engine sums with the buffered one: the new one and the sum, at that node."""
     count = len(nodes)

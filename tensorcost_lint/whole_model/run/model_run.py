@@ -21,7 +21,7 @@ from .code_calls import CodeCalls
 from .function_runs import FunctionRuns
 from ..library.module_calls import ModuleCalls
 from ..library.module_paths import ModulePaths
-from ..values.objects import Called, FunctionRef, Instance, SiteEntry
+from ..values.objects import Called, FunctionRef, Instance, SiteEntry, UnrolledPass
 from ..python.known_floats import FloatValues
 from ..memory.loop_indices import LoopIndices
 from ..memory.memory_activations import SavedOps
@@ -144,8 +144,11 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         if not summary:
             return
         entries = self.entries
-        if entries and type(entries[-1]) is Called and entries[-1].entries is summary:
-            entries[-1].count += 1
+        # past a pass marker of an unrolled loop too: the same call in the next pass is one more
+        # execution (the marker only tells copies of a block apart, and these are one block)
+        last = entries[-2] if len(entries) > 1 and type(entries[-1]) is UnrolledPass else entries[-1] if entries else None
+        if type(last) is Called and last.entries is summary:
+            last.count += 1
         else:
             entries.append(Called(summary))
 

@@ -124,6 +124,15 @@ class Repeat:
 
 
 @dataclass
+class UnrolledPass:
+    """In training, a pass of an unrolled loop starts here (`position`), or the loop ends (None): the
+    backward's liveness tells a repeated block's copies apart by it, as it does a Repeat's iterations
+    (memory_peak). Every other walk passes over it."""
+
+    position: int | None
+
+
+@dataclass
 class Called:
     """A call of the tree's code: the callee's summary (its entries, shared by every call with the
     same argument facts, never copied) run `count` times in a row. `h(x) + h(x)` is one Called of

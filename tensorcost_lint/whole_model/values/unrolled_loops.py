@@ -13,7 +13,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from .objects import ModuleList
+from .objects import ModuleList, UnrolledPass
 
 
 MAX_UNROLLED = 256
@@ -30,10 +30,16 @@ def unrolled_loop(flow, node: cst.For, items, index=None) -> None:
     """Each item in turn; `index`: the int the repeated module list was built with, which each
     pass reads as its own position (loop_indices)."""
     env = dict(flow.env)
+    run = flow.run_
+    marked = run.mode == "training" and not run.building  # each pass's copy of a block (memory_peak)
     for position, item in enumerate(items):
         flow._with_env(env).assign(node.target, item, None)
-        with flow.run_.in_loop(Const(1)), flow.run_.loop_indices.covering(index, position, position + 1):
+        if marked:
+            run.add(UnrolledPass(position))
+        with run.in_loop(Const(1)), run.loop_indices.covering(index, position, position + 1):
             env = flow._block(node.body, env)
+    if marked and items:
+        run.add(UnrolledPass(None))
     if index is not None:
         flow.run_.loop_indices.finish(index, flow.run_)
     if node.orelse is not None:
