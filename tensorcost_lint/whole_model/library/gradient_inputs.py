@@ -25,6 +25,8 @@ def gradient_inputs(run, node) -> tuple:
         operands = [node.expression]
     elif isinstance(node, cst.Subscript):
         operands = [node.value]
+    elif isinstance(node, cst.AugAssign):
+        operands = [node.target, node.value]
     else:
         operands = [a.value for a in node.args]
         if isinstance(node.func, cst.Attribute):

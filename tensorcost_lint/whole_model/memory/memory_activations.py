@@ -31,47 +31,18 @@ import libcst as cst
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..library.gradient_inputs import gradient_inputs, layout_storage
-from .index_memory import advanced_index_saved, partial_read, returned_indices
+from .index_memory import advanced_index_saved, partial_read
+from .saved_table import FUNCTIONS, METHODS, MODULES, by_rule, storages as _storages
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
-from ..values.objects import Embedding, FunctionRef, SiteEntry
+from ..values.objects import Embedding, FunctionRef, NoneValue, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
 from ..values.strides import product
 
-_INPUT = "input"  # saves its (first) tensor input
-_RESULT = "result"  # saves its result
-_NOTHING = "nothing"
-_INDICES = "indices"  # saves the indices it returns beside its values (index_memory)
-
-# torch functions (canonical names) and tensor methods, by what they save
-_FUNCTIONS = {
-    "torch.nn.functional.gelu": _INPUT, "torch.nn.functional.softplus": _INPUT, "torch.nn.functional.silu": _INPUT, "torch.pow": _INPUT,
-    "torch.nn.functional.relu": _RESULT, "torch.relu": _RESULT, "torch.rsqrt": _RESULT, "torch.exp": _RESULT,
-    "torch.tanh": _RESULT, "torch.sigmoid": _RESULT, "torch.sqrt": _RESULT,
-    "torch.softmax": _RESULT, "torch.nn.functional.softmax": _RESULT, "torch.log_softmax": _RESULT,
-    "torch.nn.functional.log_softmax": _RESULT,
-    "torch.cat": _NOTHING, "torch.concat": _NOTHING, "torch.stack": _NOTHING, "torch.sum": _NOTHING,
-    "torch.mean": _NOTHING, "torch.flatten": _NOTHING, "torch.reshape": _NOTHING, "torch.transpose": _NOTHING,
-    "torch.permute": _NOTHING, "torch.unsqueeze": _NOTHING, "torch.squeeze": _NOTHING, "torch.split": _NOTHING,
-    "torch.chunk": _NOTHING, "torch.neg": _NOTHING, "torch.add": _NOTHING, "torch.sub": _NOTHING,
-    "torch.topk": _INDICES, "torch.sort": _INDICES,
-}
-_METHODS = {
-    "pow": _INPUT, "rsqrt": _RESULT, "exp": _RESULT, "tanh": _RESULT, "sigmoid": _RESULT, "sqrt": _RESULT,
-    "relu": _RESULT, "softmax": _RESULT, "log_softmax": _RESULT,
-    "view": _NOTHING, "reshape": _NOTHING, "transpose": _NOTHING, "permute": _NOTHING, "contiguous": _NOTHING,
-    "unsqueeze": _NOTHING, "squeeze": _NOTHING, "expand": _NOTHING, "expand_as": _NOTHING, "flatten": _NOTHING,
-    "split": _NOTHING, "chunk": _NOTHING, "float": _NOTHING, "half": _NOTHING, "bfloat16": _NOTHING,
-    "to": _NOTHING, "type_as": _NOTHING, "sum": _NOTHING, "mean": _NOTHING, "neg": _NOTHING, "t": _NOTHING,
-    "clone": _NOTHING, "view_as": _NOTHING, "reshape_as": _NOTHING, "swapaxes": _NOTHING, "unflatten": _NOTHING,
-    "add": _NOTHING, "sub": _NOTHING, "detach": _NOTHING, "type": _NOTHING, "topk": _INDICES, "sort": _INDICES,
-}
-# torch.nn classes that hold no parameter, by what they save
-_MODULES = {"GELU": _INPUT, "SiLU": _INPUT, "ReLU": _RESULT, "Tanh": _RESULT, "Sigmoid": _RESULT,
-            "Softmax": _RESULT, "LogSoftmax": _RESULT, "Identity": _NOTHING,
-            "GELUActivation": _INPUT}  # transformers' GELUActivation runs nn.functional.gelu
 _LAYER_NORM = "torch.nn.functional.layer_norm"
 _CROSS_ENTROPY = "torch.nn.functional.cross_entropy"
+_RMS_NORM = "torch.nn.functional.rms_norm"
+_IN_PLACE = {cst.MultiplyAssign: "*", cst.DivideAssign: "/"}  # `+=` and `-=` save nothing
 _EMBEDDING = "torch.nn.functional.embedding"
 _DROPOUTS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"})
 _SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint"})  # its entries are the checkpoint's
@@ -143,6 +114,26 @@ class SavedOps:
                 run.add(read)
                 run.grad_flow.output(read, out)  # its backward runs only when the view's gradient does
 
+    def augmented(self, run, interp, node, result) -> None:
+        """`x *= y`, `x /= y`: torch's in-place mul_/div_ save what `x * y` saves (y, the number
+        wrapped), except that where that keeps x it keeps a copy of x as it was: the op overwrites x."""
+        op = _IN_PLACE.get(type(node.operator))
+        if op is None or run.mode != "training" or run.building or run.no_grad or type(result) is not TensorFact \
+                or not run.needs_grad(result):
+            return
+        tracker = run.storage
+        left, right = tracker.seen.get(id(node.target)), tracker.seen.get(id(node.value))
+        saved = _binary_facts(run, op, left, right)
+        if isinstance(saved, str):
+            self._unknown(interp, node, saved)
+            return
+        old = tracker.layout(left) if type(left) is TensorFact else None
+        saved = tuple(tracker.copy_storage(s.numel, s.dtype) if old is not None and s is old.storage else s for s in saved)
+        if saved:
+            entry = OpSaved(run.module, saved, layout_storage(tracker, result), gradient_inputs(run, node))
+            run.add(entry)
+            run.grad_flow.output(entry, result)
+
     def _unknown(self, interp, node, what: str) -> None:
         line = interp.ctx.position(node)[0]
         text = f"{interp.ctx.settings.path}:{line}: {what}"
@@ -190,10 +181,18 @@ class SavedOps:
                 if not isinstance(saved, str):  # its last product's backward makes a gradient for each factor
                     self.temporary = ((saved[1].numel, saved[1].dtype),)
                 return saved
-            what = _MODULES.get(kind)
+            if kind == "RMSNorm":
+                rank = run.parameters.norm_rank.get(id(callee))
+                if rank is None:
+                    return "nn.RMSNorm over a normalized_shape that is not known"
+                held = run.parameters.held.get(id(callee), (None, None))[1]
+                if held is None or isinstance(held, str):
+                    return "nn.RMSNorm whose weight is not known"
+                return _rms_norm(tracker, args[0] if args else None, rank, bool(held))
+            what = MODULES.get(kind)
             if what is None:
                 return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
-            return _by_rule(tracker, what, args, out)
+            return by_rule(tracker, what, args, out)
         if name in _SKIPPED:
             return ()
         if name == _LAYER_NORM:
@@ -209,17 +208,23 @@ class SavedOps:
             return _storages(tracker, args[:1])
         if name == "torch.nn.functional.dropout":
             return functional_dropout(run, interp, node, out, args[:1] or [keywords.get("input")])
-        if name is not None and name in _FUNCTIONS:
-            return _by_rule(tracker, _FUNCTIONS[name], args, out, facts.get(id(node)))
+        if name == _RMS_NORM:
+            shape = interp.eval(_argument(node, 1, "normalized_shape")) if _argument(node, 1, "normalized_shape") else None
+            rank = len(shape.items) if type(shape) is SequenceFact else 1 if type(shape) is DimFact else None
+            if rank is None:
+                return "rms norm over a normalized_shape that is not known"
+            weight = args[2] if len(args) > 2 else keywords.get("weight")
+            return _rms_norm(tracker, args[0] if args else keywords.get("input"), rank,
+                             weight is not None and type(weight) is not NoneValue)
+        if name is not None and name in FUNCTIONS:
+            return by_rule(tracker, FUNCTIONS[name], args, out, facts.get(id(node)), keywords)
         if isinstance(node.func, cst.Attribute) and type(facts.get(id(node.func.value))) is TensorFact:
             method = node.func.attr.value
             receiver = facts.get(id(node.func.value))
-            if method == "masked_fill":
-                return _storages(tracker, args[:1])
             if method in ("mul", "div"):
                 return _binary_facts(run, "*" if method == "mul" else "/", receiver, args[0] if args else None)
-            if method in _METHODS:
-                return _by_rule(tracker, _METHODS[method], [receiver, *args], out, facts.get(id(node)))
+            if method in METHODS:
+                return by_rule(tracker, METHODS[method], [receiver, *args], out, facts.get(id(node)), keywords)
             return f"Tensor.{method} (what it saves is not in tensorcost's table)"
         if name is None:
             return ()  # a call the run did not follow: its cost is listed as not followed
@@ -239,26 +244,6 @@ def _site_here(run, node) -> bool:
         if type(entry) is SiteEntry and entry.site.span is not None and entry.site.span._node is node:
             return True
     return False
-
-
-def _storages(tracker, facts) -> tuple:
-    found = []
-    for fact in facts:
-        layout = tracker.ensure(fact) if type(fact) is TensorFact else None
-        if layout is not None:
-            found.append(layout.storage)
-    return tuple(found)
-
-
-def _by_rule(tracker, what: str, args, out, result=None):
-    if what == _NOTHING:
-        return ()
-    if what == _INDICES:
-        return returned_indices(tracker, result)
-    if what == _RESULT:
-        return _storages(tracker, [out])
-    tensors = [a for a in args if type(a) is TensorFact]
-    return _storages(tracker, tensors[:1])
 
 
 def _wrapped(tracker, value):
@@ -288,7 +273,11 @@ def _binary_facts(run, op: str, left, right):
     if type(left) in numbers or type(right) in numbers:
         tensor, number = (left, right) if type(left) is TensorFact else (right, left)
         if op == "/" and tensor is right:
-            return "a number divided by a tensor"
+            # torch's `n / t` is `t.reciprocal() * n`: the reciprocal keeps its result, the product the number
+            layout = tracker.ensure(tensor)
+            if layout is None or layout.sizes is None:
+                return "a number divided by a tensor of unknown size"
+            return (tracker.copy_storage(product(layout.sizes), tensor.dtype), _wrapped(tracker, number))
         return (_wrapped(tracker, number),)  # the tensor needs the gradient: the number is saved
     if type(left) is not TensorFact or type(right) is not TensorFact:
         return "a tensor op with an operand of unknown kind"
@@ -315,6 +304,24 @@ def _new_gelu(tracker, inputs, out):
     made = [tracker.copy_storage(numel, x.dtype) for _ in range(3)]  # tanh(...), 0.5 * x, 1.0 + tanh(...)
     numbers = [tracker.copy_storage(1, "float64") for _ in range(3)]
     return (layout.storage, *made, *numbers)
+
+
+def _rms_norm(tracker, x, rank: int, affine: bool):
+    """torch's rms_norm as its CPU composite runs it (pow, mean, add_, rsqrt, mul, type_as, then the
+    product with the weight): the input, upcast to float32 first when narrower (the copy is what pow
+    and mul keep); the reciprocal root of each normalised row, in that float type; with a weight, the
+    normalised input in its own dtype (what the product with the weight keeps)."""
+    layout = tracker.ensure(x) if type(x) is TensorFact else None
+    if layout is None or layout.sizes is None or rank > len(layout.sizes):
+        return "rms norm of a tensor of unknown size"
+    dtype = x.dtype or getattr(tracker.run, "default_dtype", None)
+    numel, rows = product(layout.sizes), product(layout.sizes[:len(layout.sizes) - rank])
+    narrow = dtype in ("bfloat16", "float16")
+    kept = [tracker.copy_storage(numel, "float32") if narrow else layout.storage,
+            tracker.copy_storage(rows, "float32" if narrow else dtype)]
+    if affine:
+        kept.append(tracker.copy_storage(numel, dtype))
+    return tuple(kept)
 
 
 def _layer_norm(tracker, x, shape_arg):

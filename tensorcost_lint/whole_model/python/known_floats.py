@@ -37,6 +37,10 @@ class FloatValues:
             self._values[id(fact)] = (fact, value)
         return fact
 
+    def know(self, fact: ScalarFact, value: float) -> None:
+        """A float fact made elsewhere whose value is known (library_values' shared 0.0)."""
+        self._values[id(fact)] = (fact, value)
+
     def value(self, fact):
         found = self._values.get(id(fact))
         return found[1] if found is not None and found[0] is fact else None

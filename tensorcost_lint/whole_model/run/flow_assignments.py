@@ -56,7 +56,9 @@ class FlowAssignments(FunctionFlow):
             for name in python_values.target_names(node.target):
                 self.env[GRAD_TAINT + name] = tainted
             if expressions.is_plain(node.target):
-                self.run_.mark(self.evaluator.eval(node.target), tainted)
+                result = self.evaluator.eval(node.target)
+                self.run_.mark(result, tainted)
+                self.run_.saved_ops.augmented(self.run_, self.evaluator, node, result)  # `x *= y` saves y
         flow_into(frames, tainted)  # an enclosing expression (a callee's caller) as before
 
     def assign(self, target, fact, value_node) -> None:

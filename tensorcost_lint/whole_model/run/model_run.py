@@ -19,6 +19,7 @@ from ..values.inheritance import find_method, owner_of
 from .model_evaluator import ModelEvaluator
 from .code_calls import CodeCalls
 from .function_runs import FunctionRuns
+from ..library import library_values
 from ..library.module_calls import ModuleCalls
 from ..library.module_paths import ModulePaths
 from ..values.objects import Called, FunctionRef, Instance, SiteEntry, UnrolledPass
@@ -92,6 +93,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.factory = False  # a classmethod factory is running inside a constructor (code_calls)
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
         self.floats = FloatValues()  # the values of the Python floats the run knows
+        self.floats.know(library_values.ZERO_FLOAT, 0.0)  # config.json's 0.0 compares as 0.0 (`jitter > 0`)
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
         self.method_owner: dict = {}  # id(method found through the bases) -> its ast.ClassDef
         self.class_patches: dict = {}  # (file, class) -> attributes its decorators wrote (class_decorators)
