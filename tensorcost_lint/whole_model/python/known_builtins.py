@@ -15,9 +15,9 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from ...analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import call_binding, class_members, known_floats, python_values
+from . import call_binding, class_members, config_objects, known_floats, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -117,6 +117,8 @@ def setattr_call(interp, args):
     setter = class_members.property_setter(interp.run, instance, name.value) if instance is not None else None
     if setter is not None:  # a property with a setter: the setter runs, as for `obj.name = value`
         interp.run._invoke(setter, [value], {}, None)
+    elif owner is CONFIG and type(name) is StringFact:
+        config_objects.assign_attribute(interp.run, name.value, value)
     elif type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
     elif type(owner) is SelfFact:

@@ -311,7 +311,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 return BoolFact(self.run.mode == "training")
             value = super().attribute_of(receiver, name)
             if value is None and config_copies.original(self.run, receiver, name) is CONFIG:
-                return library_values.config_attribute(self.run, name)  # a deep copy's unchanged field
+                return library_values.config_attribute(self.run, name, owner=receiver)  # a copy's unchanged field
             if value is None and name not in receiver.attributes:
                 instance = self.run.instance(receiver)
                 if instance is not None:  # `self.head_dim` of a `@property`: its getter runs

@@ -151,20 +151,26 @@ class ModelFlow(FlowLoops, FlowAssignments):
             then_entries, else_entries = [], []
             on_true, on_false = optional_values.narrowed(node.test, self.env)
             owner = self.env.get("self")
-            owner = owner if type(owner) is SelfFact else None
-            before = dict(owner.attributes) if owner is not None else None
+            # `self.x = ...` or `config.x = ...` on each side: each side starts from what was before
+            owners = [o for o in (owner, self.run_.config_state) if type(o) is SelfFact]
+            before = [dict(o.attributes) for o in owners]
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, {**self.env, **on_true})
             then_raised = self.side_raised
-            then_attributes = None
-            if owner is not None:  # `self.x = ...` on each side: each side starts from what was before
-                then_attributes = dict(owner.attributes)
-                owner.attributes.clear()
-                owner.attributes.update(before)
+            then_attributes = [dict(o.attributes) for o in owners]
+            for o, attributes in zip(owners, before):
+                o.attributes.clear()
+                o.attributes.update(attributes)
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, {**self.env, **on_false})
-            if owner is not None:
-                _merge_attributes(self.run_, owner, then_attributes, " ".join(self.ctx.code(node.test).split()))
+            for o, attributes in zip(owners, then_attributes):
+                if then_raised and not self.side_raised:
+                    continue  # the side that raised left nothing: the object is as the other side left it
+                if self.side_raised and not then_raised:
+                    o.attributes.clear()
+                    o.attributes.update(attributes)
+                    continue
+                _merge_attributes(self.run_, o, attributes, " ".join(self.ctx.code(node.test).split()))
             if then_raised != self.side_raised:
                 # one side raises: a run that yields a result takes the other (`if x is None: raise`)
                 self.run_.entries.extend(else_entries if then_raised else then_entries)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis.facts import TensorFact
+from ...analysis.facts import SelfFact, TensorFact
 from ...analysis.context import Recorder
 from ..python import class_decorators
 from . import module_order
@@ -68,6 +68,10 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.instances: dict = {}  # id(SelfFact) -> Instance
         self.class_chains: dict = {}  # (id(file), class name) -> its base chain (inheritance._chain)
         self.config_copies: dict = {}  # id(SelfFact) -> a `copy.deepcopy(config)` (config_copies)
+        # what the code assigned on the root config (`config._spec = ...` in a setter): its own
+        # attributes beyond config.json's fields, read before them (config_objects)
+        self.config_state = SelfFact({})
+        self.config_setter_fields: set = set()  # config.json fields whose property setter ran at build
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
         self.incomplete_objects: set = set()
