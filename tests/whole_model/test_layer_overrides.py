@@ -1,10 +1,14 @@
 """A config whose per-layer overrides are applied by a property setter when the config is built
 (fixtures/layer_overrides): config.json's `layer_overrides` field reaches the config as its
-constructor gives it — through the setter, which validates it and assigns the overrides on the
-config — and `config.layer_overrides[i]` reads back through the getter: a `Sequence` view whose
-items are copies of the config with the layer's overrides set on them. Each layer's attention is
-sized by its own head width; the totals are held against FlopCounterMode on the model Python
-builds from the same fields, inference and training."""
+constructor gives it — through the setter, which validates it (a mixin's `super().__getattribute__`
+in a try / except AttributeError, sets) and assigns the overrides on the config — and
+`config.layer_overrides[i]` reads back through the getter: a `Sequence` view (its `__len__`, its
+`__getitem__` by index and by kind, iterated) whose items are copies of the config (`copy.copy`,
+`__dict__.pop`) with the layer's overrides set on them (`setattr`). Each layer's attention is sized
+by its own head width and its rotary table by its kind's (read in a `try` whose body raised
+nothing, the kind's settings completed by `setdefault` and a float class attribute), each MLP by
+its own width; the totals are held against FlopCounterMode on the model Python builds from the
+same fields, inference and training."""
 
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ FIXTURE = Path(modeling_layered.__file__)
 BATCH, STEPS = 2, 8
 CASES = {
     "one-wider-layer": {"layer_overrides": {"1": {"head_dim": 24}}},
-    "equal-override-dropped": {"num_layers": 4, "layer_overrides": {"0": {"head_dim": 8}, "3": {"head_dim": 16}}},
+    "equal-override-dropped": {"num_layers": 4, "layer_overrides": {"0": {"head_dim": 8}, "1": {"head_dim": 16},
+                                                                   "3": {"head_dim": 16}}},
+    "wider-mlp": {"layer_overrides": {"0": {"intermediate_size": 96}, "2": {"intermediate_size": 24}}},
     "no-overrides": {},
 }
 
@@ -56,3 +62,4 @@ def test_each_layer_reads_its_own_override(tmp_path, capsys):
     record = _record(tmp_path, capsys, config, "inference")
     q = {s["module"]: s["flops"] for s in record["sites"] if s["module"].endswith(".q")}
     assert q == {f"layers.{i}.q": 2 * BATCH * STEPS * 32 * 2 * (24 if i == 1 else 8) for i in range(3)}
+    assert record["undecided"] == [] and record["not_followed"] == []

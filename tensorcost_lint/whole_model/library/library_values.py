@@ -128,18 +128,19 @@ class Popped:
         self.key, self.default = key, default
 
 
-def config_attribute(run, name: str, default=_MISSING, owner=CONFIG):
+def config_attribute(run, name: str, default=_MISSING, owner=CONFIG, aliased: bool = True):
     """`config.name`: what the code assigned on it, else the config.json value; a field the file
     does not hold is the dim of its name (declared in `dims:`), or `default` for `getattr(config,
     name, default)`. `owner` is the object read: the config, or a copy of it (config_copies) whose
-    own attributes the caller read — its properties and methods run on it."""
+    own attributes the caller read — its properties and methods run on it. `aliased=False`: the
+    name as Python's own lookup reads it, not through the class's attribute_map."""
     # `assume: {self.config._attn_implementation: eager}` sets the config's field, so it holds
     # wherever the config object travels (`config._attn_implementation` in a helper's own file)
     assumed = run.assume.get("config." + name, run.assume.get("self.config." + name, _MISSING))
     if assumed is not _MISSING:
         return _assumed_fact(run, assumed)
     values = run.config_values
-    if name not in values:
+    if name not in values and aliased:
         name = run.config_names.get(name, name)
     own = run.config_state.attributes if owner is CONFIG else {}
     if name in own:
@@ -168,6 +169,9 @@ def config_attribute(run, name: str, default=_MISSING, owner=CONFIG):
         method = run.method_of(owner, name)  # `config.get_text_config`: bound to the config
         if method is not None:
             return method
+        constant = class_members.class_constant(run, instance, name, _MISSING)
+        if constant is not _MISSING:  # `default_rope_type = "default"` in a class body, read as Python reads it
+            return constant
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))

@@ -188,8 +188,9 @@ def isinstance_call(interp, args):
 
 def len_call(interp, args):
     """`len(x)` of a string, a tuple, list or dict known item by item, a module list (its count,
-    kept symbolic: `len(self.layers)`), or a list appended to a known number of times (`masks`);
-    a size, so layer counts stay in the dims. Unknown for anything else."""
+    kept symbolic: `len(self.layers)`), a list appended to a known number of times (`masks`), or
+    an object whose class defines `__len__` (what it returns); a size, so layer counts stay in the
+    dims. Unknown for anything else."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     value = interp.eval(args.positional[0])
@@ -209,6 +210,10 @@ def len_call(interp, args):
         return DimFact(Const(len(value.items))) if value.items else IntFact(0)
     if type(value) is ModuleList:
         return DimFact(value.count) if value.count is not None else DimFact(Const(len(value.items)))
+    method = class_members.dunder(interp.run, value, "__len__")
+    if method is not None:  # an object of the tree's classes (a `Sequence` view): its `__len__` runs
+        found = interp.run._invoke(method, [], {}, None)
+        return found if type(found) in (DimFact, IntFact) else None
     return None
 
 

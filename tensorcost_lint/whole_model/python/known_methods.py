@@ -1,5 +1,5 @@
 """Methods called on plain values the run knows exactly (known_values.py): dict methods
-(`kwargs.get('dim_head', 64)`, `kwargs.pop('k')`, `d.update(...)`, `d.items()`), string tests
+(`kwargs.get('dim_head', 64)`, `kwargs.pop('k')`, `d.update(...)`, `d.setdefault(k, v)`, `d.items()`), string tests
 (`key.startswith(prefix)`) and list methods (`seq.pop(0)`, `outs.append(x)`, `is_full.index(True)`).
 
 Kept apart from the values themselves because a method is where a value may change in place: each
@@ -147,7 +147,24 @@ def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
         if name == "pop":
             rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key)))
         return present[key]
+    if name == "setdefault" and 1 <= len(positional) <= 2:
+        return _setdefault(interp, func, mapping, positional)
     if name in _MUTATORS:
         forget(interp, func.value)
         return None
     return UNHANDLED
+
+
+def _setdefault(interp, func, mapping: MappingFact, positional):
+    """`d.setdefault(k, v)`: the value held for k, the dict unchanged (`params[kind].setdefault("rope_type",
+    "default")` where the key is there); else v, inserted."""
+    key = key_of(interp.run, positional[0])
+    present = dict(mapping.items)
+    if key is not None and key in present:
+        return present[key]
+    if key is None or partly_unknown(mapping):
+        forget(interp, func.value)
+        return None
+    value = positional[1] if len(positional) == 2 else NONE
+    rebind(interp, func.value, MappingFact(mapping.items + ((key, value),)))
+    return value

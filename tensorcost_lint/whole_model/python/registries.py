@@ -1,6 +1,7 @@
 """Registries: module-level objects that map string keys to functions or classes
 (`ALL_ATTENTION_FUNCTIONS.get_interface(key, eager_attention_forward)`, `ACT2FN[config.hidden_act]`,
-a plain dict such as `LLAMA_ATTENTION_CLASSES[config._attn_implementation]`).
+a plain dict such as `LLAMA_ATTENTION_CLASSES[config._attn_implementation]`), or to literals (a
+plain dict `KIND_WIDTHS = {"wide": 24}`: the number, string or bool it holds).
 
 A lookup with a key the analysis knows (a string from the config, or one `assume` gives) returns
 the registered value, read from the dict literal the registry is built from (its class's
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import ast
 
+from shape_annotations import Const
+
 from ...analysis.calls import SHAPE_PRESERVING_MODULES
-from ...analysis.facts import ModuleFact, StringFact
+from ...analysis.facts import DimFact, ModuleFact, StringFact
 from ..values.decorated_registries import decorated_entries
-from ..values.library_objects import MappingFact, RegistryRef, TorchFunction
-from ..values.objects import ClassRef, FunctionRef
+from ..values.library_objects import IntFact, MappingFact, RegistryRef, TorchFunction
+from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _LOOKUP_METHODS = ("get_interface", "get")
 
@@ -100,6 +103,8 @@ def call_lookup(run, interp, registry_ref: RegistryRef, method: str, args):
 
 
 def _value(run, interp, registry_ref, node, source):
+    if isinstance(node, ast.Constant) and not registry_ref.instantiates:
+        return _constant(run, node.value)  # `KIND_WIDTHS = {"wide": 24}`: a table of numbers or strings
     if isinstance(node, ast.Tuple) and node.elts:  # `(ClippedGELUActivation, {"min": -10})`
         node = node.elts[0]
     resolved = None
@@ -125,6 +130,21 @@ def _value(run, interp, registry_ref, node, source):
         return run.parameters.constructed(run, None, name.rsplit(".", 1)[-1], None, ModuleFact("preserve"))
     if type(resolved) is ClassRef:
         return run.build(resolved.source, resolved.node, [], {}, read_missing_as_dims=False)
+    return None
+
+
+def _constant(run, value):
+    """The fact of a literal a table holds, as a class body's literal reads (class_members)."""
+    if value is None:
+        return NONE
+    if type(value) is bool:
+        return BoolFact(value)
+    if type(value) is str:
+        return StringFact(value)
+    if type(value) is int:
+        return DimFact(Const(value)) if value >= 1 else IntFact(value)
+    if type(value) is float:
+        return run.floats.make(value)
     return None
 
 
