@@ -19,6 +19,7 @@ from ...analysis.calls import SHAPE_PRESERVING_MODULES
 from ...analysis.facts import DimFact, ModuleFact, StringFact
 from ..values.decorated_registries import decorated_entries
 from ..values.library_objects import IntFact, MappingFact, RegistryRef, TorchFunction
+from ..values.mapping_keys import ClassKey
 from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _LOOKUP_METHODS = ("get_interface", "get")
@@ -33,7 +34,8 @@ def registry(run, source, name: str):
     if _changed(source, name) or _changed(home, name):
         return None  # `TABLE["k"] = v`, `TABLE.update(...)` at the top of a module: read in order (module_order)
     if isinstance(value, ast.Dict):  # `LLAMA_ATTENTION_CLASSES = {"eager": LlamaAttention, ...}`
-        return RegistryRef(home, name, None, tuple(_items(value, home) + _decorated(run, home, name)), False)
+        return RegistryRef(home, name, None, tuple(_items(value, home) + _class_items(run, value, home)
+                                                   + _decorated(run, home, name)), False)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
     mapping = None
@@ -80,12 +82,27 @@ def _items(node: ast.Dict, source) -> list:
             if isinstance(key, ast.Constant) and isinstance(key.value, str)]
 
 
+def _class_items(run, node: ast.Dict, source) -> list:
+    """The entries keyed by a class of the tree (`{LayerConfig: build_layer}`), the key a ClassKey."""
+    found = []
+    for key, value in zip(node.keys, node.values):
+        definition = run.tree.definition(source, key.id) if isinstance(key, ast.Name) else None
+        if definition is not None and type(definition[1]).__name__ == "ClassDef":
+            found.append((ClassKey(ClassRef(*definition)), value, source))
+    return found
+
+
 def lookup(run, interp, registry_ref: RegistryRef, key_fact):
-    """`registry[key]`: the registered value for a known key, else None (unknown)."""
-    if type(key_fact) is not StringFact:
+    """`registry[key]`: the registered value for a known key (a string, or a class of the tree:
+    `HANDLERS[type(config)](config)`), else None (unknown)."""
+    if type(key_fact) is StringFact:
+        wanted = key_fact.value
+    elif type(key_fact) is ClassRef:
+        wanted = ClassKey(key_fact)
+    else:
         return None
     for key, value, source in registry_ref.mapping:
-        if key == key_fact.value:
+        if key == wanted:
             return _value(run, interp, registry_ref, value, source)
     return None
 

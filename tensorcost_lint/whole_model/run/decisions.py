@@ -15,6 +15,7 @@ from ..library import library_values
 from ..python import class_members, known_values, python_values
 from .expressions import truth
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
+from ..values.mapping_keys import ClassKey
 from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
@@ -194,8 +195,13 @@ def _contains(run, item, container):
             return True
         return None if _UNKNOWN in values else False
     if type(item) in (ClassRef, FunctionRef) and type(container) is MappingFact:
-        # a class is a key by its identity; a known dict's keys are strs, ints, floats and tuples
+        # a class is a key by its identity (mapping_keys.ClassKey); a function never is one here
+        if type(item) is ClassRef and ClassKey(item) in dict(container.items):
+            return True
         return None if known_values.partly_unknown(container) else False
+    if type(item) is ClassRef and type(container) is RegistryRef \
+            and ClassKey(item) in (key for key, _, _ in container.mapping):
+        return True  # `type(config) in HANDLERS`: a class the table is known to hold (absent: unknown)
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:
