@@ -54,8 +54,8 @@ def lacks(run, owner, name: str, plain: bool):
     attribute_map renames."""
     if _is_config(run, owner):
         own = run.config_state.attributes if owner is CONFIG else owner.attributes
-        if name in own:
-            return False
+        if name in own or "config." + name in run.assume or "self.config." + name in run.assume:
+            return False  # set by the code, or by `assume` (which config_attribute reads)
         if not run.config_values or run.instances.get(id(CONFIG)) is None or plain and name in run.config_names:
             return None  # a config not read from config.json, or a name its attribute_map renames
         return not library_values.config_has(run, name, owner)

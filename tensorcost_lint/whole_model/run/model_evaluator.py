@@ -79,8 +79,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
-            if fact is None and type(node) is not cst.Name:
-                self.run.doubts += 1  # a read or an operation the run could not evaluate may have raised
+            if (fact is None or type(fact) is TensorFact and fact.shape is None) and type(node) is not cst.Name:
+                self.run.doubts += 1  # what the run could not evaluate (or shape) may have raised
             return fact
         finally:
             loss.frames.pop()
