@@ -45,7 +45,10 @@ ROWS = {
     "int": _row("int(7.9)"),
     "isinstance": _row("3 + isinstance(True, int) + isinstance(3, str)"),
     "iter": _row("next(iter([5, 6]))"),
-    "len": _row("len((1, 2, 3)) + len(str(5)) + len(self.blocks)", init="self.blocks = nn.ModuleList([nn.Identity()] * 2)"),
+    "len": _row("len((1, 2, 3)) + len(str(5)) + len(self.blocks) + len(Stages(3))",
+                init="self.blocks = nn.ModuleList([nn.Identity()] * 2)",
+                module="class Stages(collections.abc.Sequence):\n    def __init__(self, n):\n        self.n = n\n\n"
+                       "    def __len__(self):\n        return self.n\n\n    def __getitem__(self, i):\n        return i"),
     "list": _row("list((4, 5))[1]"),
     "map": _row("list(map(lambda v: v * 2, [1, 3]))[1]"),
     "max": _row("max(3, 8)"),
@@ -53,19 +56,23 @@ ROWS = {
     "next": _row("next(iter([]), 6)"),
     "range": _row("len(range(2, 11, 3))"),
     "reversed": _row("list(reversed([1, 2, 3]))[0] + 1"),
-    "set": _row("len(set([1, 2, 2, 3]))"),
+    "set": _row("len(kinds)", init="kinds = set([1, 2, 2, 3])\n        kinds.update([7, 8])\n        kinds.discard(1)"),
     "setattr": _row("self.width", init="setattr(self, 'width', 5)"),
     "slice": _row("6", forward="whole = slice(0, None)  # HF's slice(-logits_to_keep, None)\n        return self.proj(x[:, whole])"),
     "sorted": _row("sorted([5, 2, 9])[1]"),
     "str": _row("{'12': 3}[str(12)] + len(str(True))"),
     "super": _row("super().width()", module="class Base(nn.Module):\n    def width(self):\n        return 6"),
     "tuple": _row("tuple([2, 7])[1]"),
-    "type": _row("type(self).WIDTH"),
+    "type": _row("type(self).WIDTH + TABLE[type(Spec())]", module="class Spec:\n    pass\n\n\nTABLE = {Spec: 2}"),
     "zip": _row("list(zip([1, 2], [3, 4]))[1][1]"),
     "dict.fromkeys": _row("dict.fromkeys(['a', 'b'], 3)['b']"),
     "collections.OrderedDict": _row("collections.OrderedDict([('a', 2), ('b', 5)])['b']"),
-    "copy.copy": _row("copy.copy([3, 4])[1]"),
-    "copy.deepcopy": _row("copy.deepcopy({'w': 6})['w']"),
+    "copy.copy": _row("copy.copy([3, 4])[1] + moved.width + 10 * spec.width",
+                      init="spec = Spec()\n        moved = copy.copy(spec)\n        setattr(moved, 'width', 3)",
+                      module="class Spec:\n    def __init__(self):\n        self.width = 1"),
+    "copy.deepcopy": _row("copy.deepcopy({'w': 6})['w'] + moved.width + 10 * spec.width",
+                          init="spec = Spec()\n        moved = copy.deepcopy(spec)\n        moved.width = 2",
+                          module="class Spec:\n    def __init__(self):\n        self.width = 1"),
     "functools.partial": _row("functools.partial(add, 2)(3)", module="def add(a, b):\n    return a + b"),
     "itertools.chain": _row("list(itertools.chain([1], [2, 6]))[2]"),
     **{f"math.{name}": _row(f"int(3 * math.{name}({arguments})) % 7 + 2") for name, arguments in _MATH_ARGUMENTS.items()},
@@ -76,6 +83,7 @@ def _source(module: str, init: str, width: str, forward: str) -> str:
     base = "Base" if "class Base" in module else "nn.Module"
     return textwrap.dedent('''\
         import collections
+        import collections.abc
         import copy
         import functools
         import itertools

@@ -21,10 +21,13 @@ from tests.whole_model import zoo  # noqa: E402
 # installed `packaging`; llama4_text rotates in complex numbers and adds its routed experts into the
 # shared expert's output in place; mamba keeps per-layer conv state in int-keyed dicts and stacks its
 # scan from a list grown by append; olmo_hybrid solves its chunks' UT systems with
-# torch.linalg.solve_triangular, whose backward's matmul training costs), and a partial one of a kind of gap that stays (rwkv: a custom
-# CUDA kernel on a device-dependent branch, beside its CPU loop)
+# torch.linalg.solve_triangular, whose backward's matmul training costs; gemma4_unified_text's
+# config.json field runs its property setter, and each layer reads its own config from a per-layer
+# view — a copy of the config with the layer's overrides), and a partial one of a kind of gap that
+# stays (rwkv: a custom CUDA kernel on a device-dependent branch, beside its CPU loop)
 EXACT = ("gpt2", "llama", "qwen2", "gemma3_text", "glm", "helium", "bert", "mbart", "camembert", "gemma2",
-         "roformer", "xlm", "olmoe", "qwen2_moe", "sarvam_moe", "kolibri1", "llama4_text", "mamba", "olmo_hybrid")
+         "roformer", "xlm", "olmoe", "qwen2_moe", "sarvam_moe", "kolibri1", "llama4_text", "mamba", "olmo_hybrid",
+         "gemma4_unified_text")
 PARTIAL = ("rwkv",)
 
 

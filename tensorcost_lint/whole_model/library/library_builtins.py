@@ -63,12 +63,13 @@ def hasattr_of(interp, args):
         return UNHANDLED
     run = interp.run
     owner, attribute = (interp.eval(value) for value in args.positional)
+    reader = CONFIG
     if type(attribute) is StringFact and config_copies.original(run, owner, attribute.value) is not None:
-        owner = CONFIG  # a deep copy of the config has what the config has
+        reader, owner = owner, CONFIG  # a copy of the config has what the config has, less what was removed from it
     if type(owner) in (SelfFact, ClassRef, ModuleRef) and type(attribute) is StringFact:
         return attribute_presence.has_attribute(run, owner, attribute.value)
     if owner is CONFIG and type(attribute) is StringFact and run.config_values:
-        return BoolFact(library_values.config_has(run, attribute.value))
+        return BoolFact(library_values.config_has(run, attribute.value, reader))
     return None
 
 

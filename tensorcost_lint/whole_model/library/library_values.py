@@ -10,7 +10,7 @@ from shape_annotations import Const, Sym
 
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ..python import class_members, config_copies
-from ..python.config_objects import config_class
+from ..python.config_objects import apply_setters, config_class, setter_fields
 from ..values.library_objects import IntFact, MappingFact, RecordFact
 from ..values.objects import NONE, BoolFact, ClassRef, Instance, ModuleRef
 from .torch_values import TRACING_TYPES
@@ -128,24 +128,34 @@ class Popped:
         self.key, self.default = key, default
 
 
-def config_attribute(run, name: str, default=_MISSING):
-    """`config.name`: the config.json value; a field the file does not hold is the dim of its name
-    (declared in `dims:`), or `default` for `getattr(config, name, default)`."""
+def config_attribute(run, name: str, default=_MISSING, owner=CONFIG, aliased: bool = True):
+    """`config.name`: what the code assigned on it, else the config.json value; a field the file
+    does not hold is the dim of its name (declared in `dims:`), or `default` for `getattr(config,
+    name, default)`. `owner` is the object read: the config, or a copy of it (config_copies) whose
+    own attributes the caller read — its properties and methods run on it. `aliased=False`: the
+    name as Python's own lookup reads it, not through the class's attribute_map."""
     # `assume: {self.config._attn_implementation: eager}` sets the config's field, so it holds
     # wherever the config object travels (`config._attn_implementation` in a helper's own file)
     assumed = run.assume.get("config." + name, run.assume.get("self.config." + name, _MISSING))
     if assumed is not _MISSING:
         return _assumed_fact(run, assumed)
     values = run.config_values
-    if name not in values:
+    if name not in values and aliased:
         name = run.config_names.get(name, name)
+    own = run.config_state.attributes if owner is CONFIG else {}
+    if name in own:
+        return own[name]
+    instance = run.instances.get(id(owner))
+    if name in run.config_setter_fields and instance is not None:
+        # config.json's value went to the property's setter when the config was built: reading
+        # the name runs its getter, as Python's property wins over the instance's attributes
+        return class_members.read_property(run, instance, name)
     if name in values:  # what `to_dict()` wrote of the attribute: its value, a property's too
         if type(values[name]) is dict and type(values[name].get("model_type")) is str:
             made = sub_config(run, name, values[name])
             if made is not None:
                 return made
         return json_fact(name, values[name], run.sizes, run.floats)
-    instance = run.instances.get(id(CONFIG))
     if instance is not None:  # a property of its class runs (it wins over class attributes, as in Python)
         found = class_members.read_property(run, instance, name, _MISSING)
         if found is not _MISSING:
@@ -156,12 +166,27 @@ def config_attribute(run, name: str, default=_MISSING):
             return json_fact(default.key, values.get(default.key, default.default), run.sizes, run.floats)
         return json_fact(name, default, run.sizes, run.floats)
     if instance is not None:
-        method = run.method_of(CONFIG, name)  # `config.get_text_config`: bound to the config
+        method = run.method_of(owner, name)  # `config.get_text_config`: bound to the config
         if method is not None:
             return method
+        constant = class_members.class_constant(run, instance, name, _MISSING)
+        if constant is not _MISSING:  # `default_rope_type = "default"` in a class body, read as Python reads it
+            return constant
     if default is not _MISSING and values:
         return default
     return DimFact(Sym(name))
+
+
+def apply_root_setters(run) -> None:
+    """config.json's fields whose property setter runs when the config is built (config_objects),
+    run once the config's class and attribute_map are known. The names are marked first: from the
+    class statement on, Python reads the property's getter, not config.json's value, setters too."""
+    if run.config_setter_fields:
+        return
+    fields = setter_fields(run, CONFIG, run.config_values)
+    run.config_setter_fields.update(fields)
+    apply_setters(run, CONFIG, {name: run.config_values[name] for name in fields},
+                  lambda key, item: json_fact(key, item, run.sizes, run.floats))
 
 
 def sub_config(run, name: str, value: dict):
@@ -195,14 +220,20 @@ def sub_config(run, name: str, value: dict):
             fact.attributes.update({key: _assumed_fact(run, value) for key, value in assumed.items()})
             run.__dict__.setdefault("sub_config_ids", set()).add(id(fact))
             run.instances[id(fact)] = Instance(home, cls, fact)
+            through_setters = {key: value[key] for key in setter_fields(run, fact, value)}
+            for key in through_setters:  # its setter stores it; the getter reads it back
+                fact.attributes.pop(key, None)
+            apply_setters(run, fact, through_setters, lambda key, item: json_fact(key, item, {}, run.floats))
             made[name] = fact
     return made[name]
 
 
-def config_has(run, name: str) -> bool:
+def config_has(run, name: str, owner=CONFIG) -> bool:
     """`hasattr(config, name)` for a config read from config.json and its class (a field, a class
-    attribute, a method or property of its class chain)."""
+    attribute, a method or property of its class chain, an attribute the code assigned on it)."""
     if name in run.config_values or name in run.config_defaults or run.config_names.get(name) in run.config_values:
+        return True
+    if owner is CONFIG and name in run.config_state.attributes:
         return True
     instance = run.instances.get(id(CONFIG))
     return instance is not None and class_members.class_binds(run, instance, run.config_names.get(name, name))
@@ -219,16 +250,17 @@ def getattr_call(run, interp, args):
         if has_default:
             interp.eval(args.positional[2])
         return None
+    reader = CONFIG
     if config_copies.original(run, owner, name.value) is not None:
-        owner = CONFIG  # a deep copy of the config, a field the code did not assign on it
+        reader, owner = owner, CONFIG  # a copy of the config, a field the code did not assign on it
     if owner is CONFIG:
         field = name.value if name.value in run.config_values else run.config_names.get(name.value, name.value)
         if has_default and field not in run.config_values and field not in run.config_defaults and run.config_values \
-                and not config_has(run, field):
+                and not config_has(run, field, reader):
             return interp.eval(args.positional[2])
         if has_default:
             interp.walk(args.positional[2])
-        return config_attribute(run, name.value)
+        return config_attribute(run, name.value, owner=reader)
     if type(owner) is SelfFact and name.value in owner.attributes:
         if has_default:
             interp.walk(args.positional[2])

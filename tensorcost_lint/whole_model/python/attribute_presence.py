@@ -76,6 +76,17 @@ def has_attribute(run, owner, name: str):
     return verdict
 
 
+def holds_every_attribute(run, owner) -> bool:
+    """Whether the run saw every attribute `owner`'s `__dict__` can hold (the conditions above, for
+    any name): a name it does not hold is certainly not in its `__dict__`."""
+    instance = run.instances.get(id(owner)) if type(owner) is SelfFact else None
+    if instance is None or id(owner) in run.incomplete_objects:
+        return False
+    if id(owner) in run.__dict__.get("sub_config_ids", ()):
+        return True  # what its config.json dict holds
+    return _class_has(run, instance.source, instance.class_name, "\0") == BoolFact(False)
+
+
 def _class_has(run, source, class_name: str, name: str):
     """True when a class of the chain defines `name` or a decorator wrote it on one; False when the
     chain is all in the tree down to nn.Module and none does; else None."""
@@ -113,6 +124,7 @@ _READING_BUILTINS = frozenset({"type", "isinstance", "issubclass", "id", "len", 
 def unknown_call(interp, func, args, pure) -> None:
     """A call the run does not follow: the objects it is handed may hold attributes the run never sees."""
     run = interp.run
+    run.doubt()  # a call not followed may raise anything
     if getattr(func, "value", None) in _READING_BUILTINS and func.value not in interp.env:
         return
     handed = []

@@ -176,8 +176,8 @@ def _dotted(node):
 
 def class_constant(run, instance, name: str, missing=None):
     """`obj.name` read from its class when the first class of the chain binding `name` assigns it a
-    literal (`is_sliding = False`, `model_type = "llama"`, `bias: bool = True`): its fact; `missing`
-    when it binds it otherwise (a method, a computed value) or not at all."""
+    literal (`is_sliding = False`, `model_type = "llama"`, `bias: bool = True`, `scale = 0.5`): its
+    fact; `missing` when it binds it otherwise (a method, a computed value) or not at all."""
     from ..values.objects import BoolFact, NONE
     from ...analysis.facts import StringFact
 
@@ -198,6 +198,8 @@ def class_constant(run, instance, name: str, missing=None):
             return StringFact(constant)
         if type(constant) is int:
             return DimFact(Const(constant)) if constant >= 1 else IntFact(constant)
+        if type(constant) is float:  # `default_fraction = 1.0`: a float whose value the run keeps
+            return run.floats.make(constant)
         return missing
     return missing
 
@@ -245,7 +247,7 @@ def contains(interp, node: cst.Comparison):
     container = node.comparisons[0].comparator
     if not side_effect_free(container):
         return UNHANDLED
-    method = _dunder(interp.run, interp.eval(container), "__contains__")
+    method = dunder(interp.run, interp.eval(container), "__contains__")
     if method is None:
         return UNHANDLED
     item = interp.eval(node.left)
@@ -272,10 +274,10 @@ def _item_method(interp, node: cst.Subscript):
     """The `__getitem__` a one-index subscript of a re-readable object runs, or None."""
     if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not side_effect_free(node.value):
         return None
-    return _dunder(interp.run, interp.eval(node.value), "__getitem__")
+    return dunder(interp.run, interp.eval(node.value), "__getitem__")
 
 
-def _dunder(run, value, name: str):
+def dunder(run, value, name: str):
     """The bound method `name` of an object of a class of the tree (the chain's own definition;
     torch's containers keep their own reading), or None."""
     if type(value) is not SelfFact or run.instance(value) is None or run.instance(value).contents is not None:

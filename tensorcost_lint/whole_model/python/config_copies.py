@@ -62,7 +62,8 @@ def original(run, value, name: str):
 def _config_copy(run, value):
     if len(run.config_copies) >= MAX_COPIES:
         return None
-    copied = SelfFact(dict(value.attributes) if type(value) is SelfFact else {})
+    # the copy holds what the original holds: a copy's attributes, or what the code assigned on the config
+    copied = SelfFact(dict(value.attributes if type(value) is SelfFact else run.config_state.attributes))
     run.config_copies[id(copied)] = copied  # kept alive: ids stay unique
     instance = run.instances.get(id(CONFIG))
     if instance is not None:  # its class's methods and properties run on the copy

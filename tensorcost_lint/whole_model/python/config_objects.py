@@ -7,7 +7,21 @@ The class is the one whose `model_type` class attribute equals the JSON's: among
 classes the entry's file imports, else through the package's own auto mapping (a module-level
 `CONFIG_MAPPING_NAMES` of `(model_type, class name)` pairs, read with `ast`, never imported) and
 the package's layout for the class's file. No class found: the config is read as before (its
-fields and the dims of their names), and its methods are not followed."""
+fields and the dims of their names), and its methods are not followed.
+
+What the code assigns on the config (`config._spec = spec` in a setter, `self.config.x = v`) is
+the config's own attribute from then on, read before config.json's field of that name, as Python
+reads the instance's `__dict__`; a name its class binds to a property with a setter runs the
+setter instead (`obj.x = v` runs it).
+
+config.json's fields reach the config as its constructor gives them: a class whose `__init__` sets
+each field with `setattr(self, key, value)` runs a property's setter for a field its chain binds
+to a property with one (`per_layer_config = {"1": {...}}` is validated and stored by the setter and
+read back through the getter: a view, not the dict). The config read from `dims_from` holds the
+values without running its constructor, so those setters run once, when it is bound, in the order
+config.json lists the fields (apply_setters; a sub-config read from a nested dict too). What a
+setter computes costs nothing, as a constructor's work; what it cannot decide stays undecided in
+what its getter returns."""
 
 from __future__ import annotations
 
@@ -15,6 +29,7 @@ import ast
 from pathlib import Path
 
 from ...analysis.facts import CONFIG
+from . import class_members
 from ..values.objects import Instance
 from ..values.source_error import SourceError
 
@@ -36,6 +51,45 @@ def bind_root_config(run, source) -> None:
     if found is not None:
         home, cls = found
         run.instances[id(CONFIG)] = Instance(home, cls, CONFIG)
+
+
+def assign_attribute(run, name: str, value, node=None) -> None:
+    """`config.name = value` on the root config (run.config_state holds what the code assigned)."""
+    instance = run.instances.get(id(CONFIG))
+    setter = class_members.property_setter(run, instance, name) if instance is not None else None
+    if setter is not None:
+        run._invoke(setter, [value], {}, node)
+    elif instance is None or class_members.property_getter(run, instance, name) is None:
+        # (a property with no setter: Python raises AttributeError, the config is unchanged)
+        run.config_state.attributes[name] = value
+
+
+def apply_setters(run, owner, fields: dict, fact_of) -> list:
+    """Run the setter of each field of `fields` (name -> JSON value) that `owner`'s class chain binds
+    to a property with one, on `fact_of(name, value)`; the names whose setter ran, in order."""
+    instance = run.instances.get(id(owner))
+    if instance is None:
+        return []
+    ran = []
+    for name, value in fields.items():
+        setter = class_members.property_setter(run, instance, name) if isinstance(name, str) else None
+        if setter is None:
+            continue
+        ran.append(name)
+        run.building += 1
+        try:
+            with run.collecting([]):  # building costs nothing we count
+                run._invoke(setter, [fact_of(name, value)], {}, None)
+        finally:
+            run.building -= 1
+    return ran
+
+
+def setter_fields(run, owner, fields) -> list:
+    """The names of `fields` that `owner`'s class chain binds to a property with a setter."""
+    instance = run.instances.get(id(owner))
+    return [] if instance is None else [
+        name for name in fields if isinstance(name, str) and class_members.property_setter(run, instance, name) is not None]
 
 
 def config_class(run, source, model_type: str):

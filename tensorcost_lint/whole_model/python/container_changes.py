@@ -32,8 +32,8 @@ def rebind(interp, node, value) -> None:
     elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
             and type(interp.env.get(node.value.value)) is SelfFact and _changed_once(interp, interp.env[node.value.value]):
         interp.env[node.value.value].attributes[node.attr.value] = value
-    else:
-        forget(interp, node)
+    elif not (isinstance(node, cst.Subscript) and store_item(interp, node, value)):
+        forget(interp, node)  # (`params[kind].setdefault(k, v)`: the dict it was read from holds the changed one)
 
 
 def _changed_once(interp, owner) -> bool:

@@ -15,9 +15,9 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from ...analysis.facts import DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import call_binding, class_members, known_floats, python_values
+from . import call_binding, class_members, config_objects, known_floats, python_values
 from .container_changes import exact_here
 from .known_calls import call_with_facts, callable_value
 from .known_containers import NUMBERS
@@ -117,6 +117,8 @@ def setattr_call(interp, args):
     setter = class_members.property_setter(interp.run, instance, name.value) if instance is not None else None
     if setter is not None:  # a property with a setter: the setter runs, as for `obj.name = value`
         interp.run._invoke(setter, [value], {}, None)
+    elif owner is CONFIG and type(name) is StringFact:
+        config_objects.assign_attribute(interp.run, name.value, value)
     elif type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
     elif type(owner) is SelfFact:
@@ -186,8 +188,9 @@ def isinstance_call(interp, args):
 
 def len_call(interp, args):
     """`len(x)` of a string, a tuple, list or dict known item by item, a module list (its count,
-    kept symbolic: `len(self.layers)`), or a list appended to a known number of times (`masks`);
-    a size, so layer counts stay in the dims. Unknown for anything else."""
+    kept symbolic: `len(self.layers)`), a list appended to a known number of times (`masks`), or
+    an object whose class defines `__len__` (what it returns); a size, so layer counts stay in the
+    dims. Unknown for anything else."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     value = interp.eval(args.positional[0])
@@ -207,6 +210,10 @@ def len_call(interp, args):
         return DimFact(Const(len(value.items))) if value.items else IntFact(0)
     if type(value) is ModuleList:
         return DimFact(value.count) if value.count is not None else DimFact(Const(len(value.items)))
+    method = class_members.dunder(interp.run, value, "__len__")
+    if method is not None:  # an object of the tree's classes (a `Sequence` view): its `__len__` runs
+        found = interp.run._invoke(method, [], {}, None)
+        return found if type(found) in (DimFact, IntFact) else None
     return None
 
 

@@ -57,12 +57,17 @@ def distinct_items(interp, items):
         return None
     kept: dict = {}
     for item in items:
-        key = item.value if type(item) is StringFact else \
-            known_floats.number(interp.run, item) if type(item) in NUMBERS else None
+        key = set_key(interp, item)
         if key is None:
             return None
         kept.setdefault(key, item)
     return SequenceFact(tuple(kept.values()))
+
+
+def set_key(interp, item):
+    """The value a set holds a known string or number as (`1` and `1.0` one), or None."""
+    return item.value if type(item) is StringFact else \
+        known_floats.number(interp.run, item) if type(item) in NUMBERS else None
 
 
 def _sort_key(interp, item):

@@ -1,6 +1,7 @@
 """Methods called on plain values the run knows exactly (known_values.py): dict methods
-(`kwargs.get('dim_head', 64)`, `kwargs.pop('k')`, `d.update(...)`, `d.items()`), string tests
-(`key.startswith(prefix)`) and list methods (`seq.pop(0)`, `outs.append(x)`, `is_full.index(True)`).
+(`kwargs.get('dim_head', 64)`, `kwargs.pop('k')`, `d.update(...)`, `d.setdefault(k, v)`, `d.items()`), string tests
+(`key.startswith(prefix)`), list methods (`seq.pop(0)`, `outs.append(x)`, `is_full.index(True)`) and
+set methods (`names.update(overrides)`, `names.discard("skip")`, `names.add(x)`).
 
 Kept apart from the values themselves because a method is where a value may change in place: each
 one here either computes what Python would and rebinds the changed receiver (container_changes.py),
@@ -13,6 +14,7 @@ import libcst as cst
 from ...analysis.facts import SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from .container_changes import forget, rebind
+from .known_containers import distinct_items, set_key
 from .known_values import MAX_ITEMS, int_fact, int_of, items_of, partly_unknown
 from ..values.library_objects import IntFact, MappingFact
 from ..values.mapping_keys import key_fact, key_of
@@ -74,6 +76,8 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
         item = items.pop(index)
         rebind(interp, func.value, SequenceFact(tuple(items)))
         return item
+    if name in _SET_CHANGES and len(args.positional) == 1:
+        return _set_change(interp, func, sequence, name, interp.eval(args.positional[0]))
     if name in ("append", "extend") and len(args.positional) == 1:
         value = interp.eval(args.positional[0])
         added = (value,) if name == "append" else items_of(value)
@@ -87,6 +91,25 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
                 rebind(interp, func.value, SequenceFact(sequence.items + added))
         return NONE
     return _unknown_change(interp, func, name, args)
+
+
+# methods only a set has (a list has none of them): the receiver is a set, its items distinct
+_SET_CHANGES = frozenset({"add", "update", "discard"})
+
+
+def _set_change(interp, func, items: SequenceFact, name: str, value):
+    """`s.add(x)`, `s.update(values)` (a dict gives its keys), `s.discard(x)` on a known set: the set
+    rebound with each distinct item once (the first kept, as set_call keeps it)."""
+    added = (value,) if name != "update" else items_of(value)
+    merged = None if added is None else distinct_items(interp, items.items + tuple(added))
+    if merged is not None and name == "discard":
+        gone = set_key(interp, value)
+        merged = SequenceFact(tuple(item for item in merged.items if set_key(interp, item) != gone))
+    if merged is None or len(merged.items) > MAX_ITEMS:
+        forget(interp, func.value)
+    else:
+        rebind(interp, func.value, merged)
+    return NONE
 
 
 def _plain(value) -> bool:
@@ -147,7 +170,24 @@ def _mapping_method(interp, func, mapping: MappingFact, name: str, args):
         if name == "pop":
             rebind(interp, func.value, MappingFact(tuple((k, v) for k, v in mapping.items if k != key)))
         return present[key]
+    if name == "setdefault" and 1 <= len(positional) <= 2:
+        return _setdefault(interp, func, mapping, positional)
     if name in _MUTATORS:
         forget(interp, func.value)
         return None
     return UNHANDLED
+
+
+def _setdefault(interp, func, mapping: MappingFact, positional):
+    """`d.setdefault(k, v)`: the value held for k, the dict unchanged (`params[kind].setdefault("rope_type",
+    "default")` where the key is there); else v, inserted."""
+    key = key_of(interp.run, positional[0])
+    present = dict(mapping.items)
+    if key is not None and key in present:
+        return present[key]
+    if key is None or partly_unknown(mapping):
+        forget(interp, func.value)
+        return None
+    value = positional[1] if len(positional) == 2 else NONE
+    rebind(interp, func.value, MappingFact(mapping.items + ((key, value),)))
+    return value

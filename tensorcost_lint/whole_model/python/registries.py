@@ -1,6 +1,7 @@
 """Registries: module-level objects that map string keys to functions or classes
 (`ALL_ATTENTION_FUNCTIONS.get_interface(key, eager_attention_forward)`, `ACT2FN[config.hidden_act]`,
-a plain dict such as `LLAMA_ATTENTION_CLASSES[config._attn_implementation]`).
+a plain dict such as `LLAMA_ATTENTION_CLASSES[config._attn_implementation]`), or to literals (a
+plain dict `KIND_WIDTHS = {"wide": 24}`: the number, string or bool it holds).
 
 A lookup with a key the analysis knows (a string from the config, or one `assume` gives) returns
 the registered value, read from the dict literal the registry is built from (its class's
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 import ast
 
+from shape_annotations import Const
+
 from ...analysis.calls import SHAPE_PRESERVING_MODULES
-from ...analysis.facts import ModuleFact, StringFact
+from ...analysis.facts import DimFact, ModuleFact, StringFact
 from ..values.decorated_registries import decorated_entries
-from ..values.library_objects import MappingFact, RegistryRef, TorchFunction
-from ..values.objects import ClassRef, FunctionRef
+from ..values.library_objects import IntFact, MappingFact, RegistryRef, TorchFunction
+from ..values.mapping_keys import ClassKey
+from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _LOOKUP_METHODS = ("get_interface", "get")
 
@@ -30,7 +34,8 @@ def registry(run, source, name: str):
     if _changed(source, name) or _changed(home, name):
         return None  # `TABLE["k"] = v`, `TABLE.update(...)` at the top of a module: read in order (module_order)
     if isinstance(value, ast.Dict):  # `LLAMA_ATTENTION_CLASSES = {"eager": LlamaAttention, ...}`
-        return RegistryRef(home, name, None, tuple(_items(value, home) + _decorated(run, home, name)), False)
+        return RegistryRef(home, name, None, tuple(_items(value, home) + _class_items(run, value, home)
+                                                   + _decorated(run, home, name)), False)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return None
     mapping = None
@@ -77,12 +82,27 @@ def _items(node: ast.Dict, source) -> list:
             if isinstance(key, ast.Constant) and isinstance(key.value, str)]
 
 
+def _class_items(run, node: ast.Dict, source) -> list:
+    """The entries keyed by a class of the tree (`{LayerConfig: build_layer}`), the key a ClassKey."""
+    found = []
+    for key, value in zip(node.keys, node.values):
+        definition = run.tree.definition(source, key.id) if isinstance(key, ast.Name) else None
+        if definition is not None and type(definition[1]).__name__ == "ClassDef":
+            found.append((ClassKey(ClassRef(*definition)), value, source))
+    return found
+
+
 def lookup(run, interp, registry_ref: RegistryRef, key_fact):
-    """`registry[key]`: the registered value for a known key, else None (unknown)."""
-    if type(key_fact) is not StringFact:
+    """`registry[key]`: the registered value for a known key (a string, or a class of the tree:
+    `HANDLERS[type(config)](config)`), else None (unknown)."""
+    if type(key_fact) is StringFact:
+        wanted = key_fact.value
+    elif type(key_fact) is ClassRef:
+        wanted = ClassKey(key_fact)
+    else:
         return None
     for key, value, source in registry_ref.mapping:
-        if key == key_fact.value:
+        if key == wanted:
             return _value(run, interp, registry_ref, value, source)
     return None
 
@@ -100,6 +120,8 @@ def call_lookup(run, interp, registry_ref: RegistryRef, method: str, args):
 
 
 def _value(run, interp, registry_ref, node, source):
+    if isinstance(node, ast.Constant) and not registry_ref.instantiates:
+        return _constant(run, node.value)  # `KIND_WIDTHS = {"wide": 24}`: a table of numbers or strings
     if isinstance(node, ast.Tuple) and node.elts:  # `(ClippedGELUActivation, {"min": -10})`
         node = node.elts[0]
     resolved = None
@@ -125,6 +147,21 @@ def _value(run, interp, registry_ref, node, source):
         return run.parameters.constructed(run, None, name.rsplit(".", 1)[-1], None, ModuleFact("preserve"))
     if type(resolved) is ClassRef:
         return run.build(resolved.source, resolved.node, [], {}, read_missing_as_dims=False)
+    return None
+
+
+def _constant(run, value):
+    """The fact of a literal a table holds, as a class body's literal reads (class_members)."""
+    if value is None:
+        return NONE
+    if type(value) is bool:
+        return BoolFact(value)
+    if type(value) is str:
+        return StringFact(value)
+    if type(value) is int:
+        return DimFact(Const(value)) if value >= 1 else IntFact(value)
+    if type(value) is float:
+        return run.floats.make(value)
     return None
 
 

@@ -15,7 +15,7 @@ from ..python.config_objects import bind_root_config
 from ..library.decode_step import decode_sizes, run_decode, serving_switch, step_inputs
 from ..source.dim_reads import RecordedSizes, unread_warnings
 from ..library.kv_cache import cache_objects
-from ..library.library_values import config_class_values
+from ..library.library_values import apply_root_setters, config_class_values
 from ..memory.memory_totals import MemoryTotals, memory_totals
 from ..run.model_run import ModelRun, _method
 from ..values.objects import FunctionRef
@@ -59,6 +59,7 @@ def _entry_function(run, entry):
         found = run.instance(CONFIG)
         run.config_names, run.config_defaults = config_class_values(
             run.tree, source, None if found is None else (found.source, found.class_name))
+        apply_root_setters(run)  # config.json's fields through their property setters
     parts = entry.qualname.split(".")
     definition = source.definitions.get(parts[0])
     if definition is None:

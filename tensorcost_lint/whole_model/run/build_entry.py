@@ -19,7 +19,7 @@ from ...analysis.cst_parse import parse_module
 from ...analysis.facts import CONFIG, SelfFact
 from ...config.build_expressions import free_names, parse_build
 from ..source.build_names import NameNotFound, NameSearch
-from ..library.library_values import config_class_values
+from ..library.library_values import apply_root_setters, config_class_values
 from .model_evaluator import ModelEvaluator
 from ..python.config_objects import bind_root_config
 from ..values.source_error import SourceError
@@ -119,6 +119,7 @@ def built_entry(run, entry, config, config_folder: Path):
                 run.config_names, run.config_defaults = config_class_values(
                     run.tree, found[0], None if config_instance is None else
                     (config_instance.source, config_instance.class_name))
+                apply_root_setters(run)  # config.json's fields through their property setters
                 break
     value = _evaluate(run, source, text)
     instance = run.instance(value) if type(value) is SelfFact else None

@@ -16,8 +16,9 @@ from ..python import (
 from . import choices
 from ..values import installed_source, library_layers
 from ..source import module_bindings
-from ..library import builtin_registry, module_casts, module_methods, torch_values
-from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
+from ..library import builtin_registry, module_casts, module_methods, object_attributes, torch_values
+from ..values.library_objects import IntFact, InstanceDict, MappingFact, RecordFact, RegistryRef, SuperRef, \
+    TorchFunction
 from ..library.checkpointing import call_checkpoint, is_checkpoint_call
 from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
 
@@ -60,6 +61,8 @@ class CallDispatch:
                 known = known_methods.method_call(self, func, receiver, args)  # `kwargs.get('dim_head', 64)`
                 if known is not UNHANDLED:
                     return known
+            if type(receiver) is InstanceDict:  # `layer.__dict__.pop("_spec", None)`
+                return object_attributes.dict_method(self, receiver, func.attr.value, args)
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
                     and run.method_of(CONFIG, func.attr.value) is None:
                 return UNHANDLED  # a method of a value: the transfer tables read it
@@ -68,6 +71,12 @@ class CallDispatch:
             method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`
             if type(method) is FunctionRef:
                 return run.call_function(self, node, method, args)
+            if method is None and type(receiver) is SuperRef and func.attr.value == "__getattribute__" \
+                    and len(args.positional) == 1 and not args.keywords and not args.starred:
+                # no class of the tree after this one defines it: object's own lookup on the instance
+                name = self.eval(args.positional[0])
+                return object_attributes.plain_attribute(self, receiver.self_fact, name.value) \
+                    if type(name) is StringFact else None
             if method is None and type(receiver) is SuperRef:
                 return run.torch_super_call(self, node, receiver, func.attr.value, args)
             return UNHANDLED

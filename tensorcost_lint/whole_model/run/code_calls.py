@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
+from ...analysis.facts import CONFIG, ModuleFact, SelfFact, SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import call_binding, class_decorators, python_values
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
@@ -38,7 +38,8 @@ MAX_FORWARD_BUILD_CALL_DEPTH = 12
 # A `@classmethod` called through a class inside a constructor (`AutoModel.from_config(config.text_config)`)
 # is a factory: what its calls compute (a registry lookup of the class for the config's type, through
 # the mapping's `__getitem__` and a module's attribute) decides which object is built, so they are
-# followed this deep, counted from the factory; a constructor it calls has a constructor's limits.
+# followed this deep, counted from the factory; a constructor it calls has a constructor's limits. A
+# method or property of the config is followed as a factory too (_on_config).
 MAX_FACTORY_CALL_DEPTH = 6
 
 
@@ -121,6 +122,8 @@ class CodeCalls:
         self_fact = SelfFact({})
         instance = Instance(source, cls, self_fact)
         self.instances[id(self_fact)] = instance
+        if self.config_code:
+            self.config_views[id(self_fact)] = self_fact  # built by the config's code (_on_config); ids stay unique
         found, closure = find_method(self, source, cls, "__init__"), None  # its own, or the one it inherits
         patched = class_decorators.patched_member(self, source, cls.name.value, "__init__")
         if type(patched) is FunctionRef:  # `@use_experts_implementation`'s __init__ wrapping the class's
@@ -174,6 +177,8 @@ class CodeCalls:
         if cached is not None:
             result, entries = cached
             self.add_call(entries)
+            if self.memo_doubted.get(key, True):
+                self.doubts += 1  # what the call's run could not tell, it cannot tell again
             return result
         # a call that never ends is the same function on the same object under the same closure with the
         # same arguments (`self.child(x)` in a tree of modules runs the same forward on another object,
@@ -211,10 +216,13 @@ class CodeCalls:
         self.active.append(running)
         self.active_keys.append(key)
         factory = self.factory
-        if nested and not self.factory and _is_factory(function, positional):
+        on_config = bound is not None and _on_config(self, bound)
+        if nested and not self.factory and (_is_factory(function, positional) or on_config):
             self.factory, calls, self.build_calls, nested = True, self.build_calls, 0, 0
+        self.config_code += on_config
         self.build_calls += nested
         exhausted = False
+        doubts = self.doubts
         try:
             with self.collecting(entries):
                 result = self._run_function(function.source, function.node, bound, positional, keywords, False,
@@ -225,6 +233,7 @@ class CodeCalls:
             # the model goes on
             result, exhausted = None, True
         finally:
+            self.config_code -= on_config
             self.active.pop()
             self.active_keys.pop()
             self.build_calls -= nested
@@ -239,6 +248,7 @@ class CodeCalls:
             return None
         if function.closure is None:
             self.memo[key] = (result, entries)
+            self.memo_doubted[key] = self.doubts != doubts
         self.add_call(entries)
         return result
 
@@ -247,6 +257,15 @@ def _is_factory(function: FunctionRef, positional) -> bool:
     """A `@classmethod` called through its class: `cls` bound to a class (python_values.class_function)."""
     return bool(positional) and type(positional[0]) is ClassRef and any(
         isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.node.decorators)
+
+
+def _on_config(run, bound) -> bool:
+    """A method or property of the config (the one read from `dims_from`, a copy of it, a sub-config,
+    an object the config's own code built: a view of it) called inside a constructor: it computes
+    the sizes the constructor builds with (`config.per_layer_config[i]`: the view's item, a copy of
+    the config with the layer's overrides), so its calls are followed as a factory's are."""
+    return bound is CONFIG or id(bound) in run.config_copies or id(bound) in run.config_views \
+        or id(bound) in run.__dict__.get("sub_config_ids", ())
 
 
 def _makes_modules(run, value) -> bool:

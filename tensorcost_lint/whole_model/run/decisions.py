@@ -11,9 +11,11 @@ from shape_annotations import Sym, evaluate_integer
 from ...analysis.literals import int_value
 from ...analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
+from ..library import library_values
 from ..python import class_members, known_values, python_values
 from .expressions import truth
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
+from ..values.mapping_keys import ClassKey
 from ..values.objects import NONE, BoolFact, ClassRef, FunctionRef
 
 _COMPARE = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
@@ -94,6 +96,9 @@ def decide_values(run, operator, left, left_node, right, right_node):
         if other is NONE or type(other) in (BoolFact, StringFact, DimFact, IntFact, ScalarFact):
             return (other is NONE) == (symbol == "==")  # None equals only None (plain values' __eq__)
         return None
+    if symbol in ("==", "!=") and MappingFact in (type(left), type(right)):
+        a, b = _structure(run, left), _structure(run, right)  # `overrides.get(i, {}) != reference`
+        return None if _UNKNOWN in (a, b) else (a == b) == (symbol == "==")
     values = [_number(n) if _number(n) is not None else _value(run, f)
               for n, f in ((left_node, left), (right_node, right))]
     if symbol is None or None in values:
@@ -155,6 +160,25 @@ def _plain_item(run, fact):
     return _UNKNOWN
 
 
+def _structure(run, fact):
+    """A known dict's Python value for `==` (its keys, and values that are None, numbers, strings or
+    dicts themselves), or a plain value's; _UNKNOWN when any part is not known. A list or tuple in it
+    is not compared: a SequenceFact does not say which it is, and `[1] != (1,)`."""
+    if type(fact) is MappingFact:
+        if known_values.partly_unknown(fact):
+            return _UNKNOWN
+        value = {}
+        for key, item in fact.items:
+            value[key] = _structure(run, item)
+            if value[key] is _UNKNOWN:
+                return _UNKNOWN
+        return value
+    if type(fact) is ScalarFact:
+        number = 0.0 if fact is library_values.ZERO_FLOAT else run.floats.value(fact)
+        return _UNKNOWN if number is None else number
+    return _plain_item(run, fact)
+
+
 def _contains(run, item, container):
     """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
     `True in is_full` of known bools; a list built by appends (`DEPRECATED = []`) as the items it holds."""
@@ -171,8 +195,13 @@ def _contains(run, item, container):
             return True
         return None if _UNKNOWN in values else False
     if type(item) in (ClassRef, FunctionRef) and type(container) is MappingFact:
-        # a class is a key by its identity; a known dict's keys are strs, ints, floats and tuples
+        # a class is a key by its identity (mapping_keys.ClassKey); a function never is one here
+        if type(item) is ClassRef and ClassKey(item) in dict(container.items):
+            return True
         return None if known_values.partly_unknown(container) else False
+    if type(item) is ClassRef and type(container) is RegistryRef \
+            and ClassKey(item) in (key for key, _, _ in container.mapping):
+        return True  # `type(config) in HANDLERS`: a class the table is known to hold (absent: unknown)
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

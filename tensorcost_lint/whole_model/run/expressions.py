@@ -128,13 +128,17 @@ def repeat_sequence(run, left, right):
     return SequenceFact(sequence.items * times)
 
 
-def _slice_bounds(node: cst.Slice):
+def _slice_bounds(node: cst.Slice, interp=None):
+    """The slice of literal bounds, or (with `interp`) of bounds that are known ints
+    (`layer_types[0:first_shared][::-1]`); None when any is not known."""
     values = []
     for part in (node.lower, node.upper, node.step):
         if part is None:
             values.append(None)
             continue
         value = int_value(part)
+        if value is None and interp is not None and known_values.side_effect_free(part):
+            value = known_values.int_of(interp.run, interp.eval(part))
         if value is None:
             return None
         values.append(value)
@@ -158,7 +162,7 @@ def subscript(interp, node: cst.Subscript):
     part = elements[0].slice
     if type(value) is SequenceFact:
         if isinstance(part, cst.Slice):
-            bounds = _slice_bounds(part)
+            bounds = _slice_bounds(part, interp)
             return SequenceFact(value.items[bounds]) if bounds is not None else None
         index = int_value(part.value)
         if index is None:

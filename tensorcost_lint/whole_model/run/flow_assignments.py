@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis.facts import SelfFact, SequenceFact, TensorFact
+from ...analysis.facts import CONFIG, SelfFact, SequenceFact, TensorFact
 from ...analysis.function_flow import FunctionFlow
-from ..python import class_decorators, class_members, container_changes, python_values
+from ..python import class_decorators, class_members, config_objects, container_changes, known_values, \
+    python_values
 from . import expressions
 from ..python.gradient_flow import flow_into, stored_into
 from .model_evaluator import GRAD_TAINT
@@ -64,6 +65,11 @@ class FlowAssignments(FunctionFlow):
     def assign(self, target, fact, value_node) -> None:
         if isinstance(target, cst.Subscript) and container_changes.store_item(self.evaluator, target, fact):
             return  # `kwargs['k'] = v` on a known dict
+        if isinstance(target, cst.Attribute) and known_values.side_effect_free(target.value):
+            # `config.x = v`, `self.config.x = v`: the root config keeps what the code assigns on it
+            if self.evaluator.eval(target.value) is CONFIG:
+                config_objects.assign_attribute(self.run_, target.attr.value, fact, target)
+                return
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             receiver = self.env.get(target.value.value)
             if type(receiver) is ClassRef:  # `experts_class.forward = forward` in a class decorator

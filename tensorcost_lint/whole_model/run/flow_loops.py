@@ -63,6 +63,7 @@ class FlowLoops:
         else:
             self.evaluator.eval(node.test)
             body_env, count, reason, index = dict(self.env), None, "while loop: trip count is not known statically", None
+        self.run_.doubt()  # one pass stands for many, or for a count not known: what each pass does is not
         before = self._grad_signature(body_env)
         repeat = Repeat(count, [], None if count is not None else reason)
         indices = self.run_.loop_indices

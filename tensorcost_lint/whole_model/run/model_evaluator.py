@@ -15,11 +15,11 @@ from ...analysis import tensor_functions
 from ...analysis.evaluator import Evaluator
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
-from ..library import backward_matmuls, library_values, torch_values
-from ..python import class_decorators, class_members, config_copies, known_containers, known_floats, \
+from ..library import backward_matmuls, library_values, object_attributes, torch_values
+from ..python import class_decorators, class_members, known_containers, known_floats, \
     known_iteration, known_math, known_values, python_values, registries
 from . import decisions, expressions
 from ..values import dim_unification, lambdas, library_layers
@@ -79,6 +79,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
+            if (fact is None or type(fact) is TensorFact and fact.shape is None) and type(node) is not cst.Name:
+                self.run.doubts += 1  # what the run could not evaluate (or shape) may have raised
             return fact
         finally:
             loss.frames.pop()
@@ -294,8 +296,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
             return known_values.rank(receiver)  # `'b j d' if k.ndim == 3 else 'b h j d'`
         if type(receiver) is TensorFact and name == "device":
             return torch_values.DEVICE
-        if receiver is CONFIG:
-            return library_values.config_attribute(self.run, name)
+        found = object_attributes.own_lookup(self.run, receiver, name)  # `config.x`, a copy's, `obj.__dict__`
+        if found is not UNHANDLED:
+            return found
         if type(receiver) is RecordFact:
             return receiver.attribute(name)
         if type(receiver) is SuperRef:
@@ -310,8 +313,6 @@ class ModelEvaluator(CallDispatch, Evaluator):
             if name == "training" and name not in receiver.attributes:
                 return BoolFact(self.run.mode == "training")
             value = super().attribute_of(receiver, name)
-            if value is None and config_copies.original(self.run, receiver, name) is CONFIG:
-                return library_values.config_attribute(self.run, name)  # a deep copy's unchanged field
             if value is None and name not in receiver.attributes:
                 instance = self.run.instance(receiver)
                 if instance is not None:  # `self.head_dim` of a `@property`: its getter runs

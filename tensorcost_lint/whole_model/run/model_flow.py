@@ -9,7 +9,7 @@ import libcst as cst
 
 from ...analysis.facts import SelfFact, merge_facts
 from ...analysis.function_flow import merge_envs
-from . import choices
+from . import choices, try_paths
 from ..python import container_changes
 from ..values import optional_values
 from .flow_assignments import FlowAssignments
@@ -74,6 +74,8 @@ class ModelFlow(FlowLoops, FlowAssignments):
         if isinstance(node, cst.Del):
             for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
                 container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
+        if isinstance(node, (cst.Raise, cst.Import, cst.ImportFrom, cst.Assert, cst.Del)):
+            self.run_.doubt()  # each may raise (an import may fail, an assert or a `del` too)
         if isinstance(node, cst.Raise):
             self.evaluator.walk(node)
             self.state.returned = self.state.raised = True
@@ -121,14 +123,26 @@ class ModelFlow(FlowLoops, FlowAssignments):
         raised nothing), and each handler from the state before the body (what the body raises is
         not known); a path that returns or raises ends there, the others join. A handler's `return`
         does not end the body's path: `try: probe() except: return False else: return True` may
-        return either."""
+        return either. A body that certainly raises runs its catching handler alone, one that
+        certainly raises nothing runs no handler (try_paths)."""
         before = dict(self.env)
+        exception = try_paths.certain_exception(self.evaluator, node.body)
+        handler = try_paths.catching_handler(self.evaluator, node.handlers, exception) if exception else None
+        if handler is not None and handler is not try_paths.UNKNOWN:
+            env, returned = self._side(handler.body, before)
+            self._set_env(env)
+            if node.finalbody is not None:
+                self._set_env(self._block(node.finalbody.body, dict(self.env)))
+            self.state.returned = self.state.returned or returned
+            return
+        doubts = self.run_.doubts
         env, returned = self._side(node.body, dict(self.env))
+        raised_nothing = self.run_.doubts == doubts
         if node.orelse is not None and not returned:
             env, returned = self._side(node.orelse.body, env)
         open_envs = [] if returned else [env]
         all_returned = returned
-        for handler in node.handlers:
+        for handler in () if raised_nothing else node.handlers:
             handler_env, handler_returned = self._side(handler.body, dict(before))
             all_returned = all_returned and handler_returned
             if not handler_returned:
@@ -151,20 +165,26 @@ class ModelFlow(FlowLoops, FlowAssignments):
             then_entries, else_entries = [], []
             on_true, on_false = optional_values.narrowed(node.test, self.env)
             owner = self.env.get("self")
-            owner = owner if type(owner) is SelfFact else None
-            before = dict(owner.attributes) if owner is not None else None
+            # `self.x = ...` or `config.x = ...` on each side: each side starts from what was before
+            owners = [o for o in (owner, self.run_.config_state) if type(o) is SelfFact]
+            before = [dict(o.attributes) for o in owners]
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, {**self.env, **on_true})
             then_raised = self.side_raised
-            then_attributes = None
-            if owner is not None:  # `self.x = ...` on each side: each side starts from what was before
-                then_attributes = dict(owner.attributes)
-                owner.attributes.clear()
-                owner.attributes.update(before)
+            then_attributes = [dict(o.attributes) for o in owners]
+            for o, attributes in zip(owners, before):
+                o.attributes.clear()
+                o.attributes.update(attributes)
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, {**self.env, **on_false})
-            if owner is not None:
-                _merge_attributes(self.run_, owner, then_attributes, " ".join(self.ctx.code(node.test).split()))
+            for o, attributes in zip(owners, then_attributes):
+                if then_raised and not self.side_raised:
+                    continue  # the side that raised left nothing: the object is as the other side left it
+                if self.side_raised and not then_raised:
+                    o.attributes.clear()
+                    o.attributes.update(attributes)
+                    continue
+                _merge_attributes(self.run_, o, attributes, " ".join(self.ctx.code(node.test).split()))
             if then_raised != self.side_raised:
                 # one side raises: a run that yields a result takes the other (`if x is None: raise`)
                 self.run_.entries.extend(else_entries if then_raised else then_entries)

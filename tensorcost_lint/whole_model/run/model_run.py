@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis.facts import TensorFact
+from ...analysis.facts import SelfFact, TensorFact
 from ...analysis.context import Recorder
 from ..python import class_decorators
 from . import module_order
@@ -69,6 +69,12 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.instances: dict = {}  # id(SelfFact) -> Instance
         self.class_chains: dict = {}  # (id(file), class name) -> its base chain (inheritance._chain)
         self.config_copies: dict = {}  # id(SelfFact) -> a `copy.deepcopy(config)` (config_copies)
+        # what the code assigned on the root config (`config._spec = ...` in a setter): its own
+        # attributes beyond config.json's fields, read before them (config_objects)
+        self.config_state = SelfFact({})
+        self.config_setter_fields: set = set()  # config.json fields whose property setter ran at build
+        self.config_code = 0  # calls of the config's own code running (code_calls._on_config)
+        self.config_views: dict = {}  # id -> an object the config's code built (a view of it)
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
         self.incomplete_objects: set = set()
@@ -104,6 +110,10 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.live = LiveNames(self)  # what each running function's names hold (memory_live)
         self.loop_indices = LoopIndices()  # the passes of loops over lists built with an index
         self.returned = None  # the entry's return value, once it has run
+        # events after which the run cannot tell that the code it ran raised nothing (try_paths): a
+        # `raise` run, an undecided branch, a call not followed, a value not known
+        self.doubts = 0
+        self.memo_doubted: dict = {}  # memo key -> whether that call's run had a doubt (replayed on a hit)
 
     # -- gradients ---------------------------------------------------------------------------------
     def mark(self, fact, sources=None, merge: bool = False) -> None:
@@ -184,14 +194,20 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
                 return f"not followed: {reason}"
         return None
 
+    def doubt(self) -> None:
+        """Something ran that may have raised (try_paths: a `try` whose body had none takes no handler)."""
+        self.doubts += 1
+
     def not_followed(self, ctx, node, reason: str) -> None:
         """A call that may run a module but is not followed: listed, since its cost is unknown."""
+        self.doubts += 1
         if self.building == 0 and all(seen is not node for _, seen, _ in self.unfollowed):
             self.unfollowed.append((ctx, node, reason))
 
     def limit_reached(self, path, line: int, column: int, what: str, reason: str) -> None:
         """A limit (base classes, call depth, import hops, files, the work budget) stopped the
         analysis here: listed with the calls not followed, so the total is never complete by silence."""
+        self.doubts += 1
         record = (str(path), line, column, what[:200], reason)
         if record not in self.limits:
             self.limits.append(record)
@@ -199,6 +215,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
     def budget_cut(self, ctx, node, kind: str) -> None:
         """The first place where a part of the work budget ran out: listed with the calls not
         followed (once: everything after it is cut too)."""
+        self.doubts += 1
         if kind not in self.budget_cuts:
             self.budget_cuts.add(kind)
             self.unfollowed.append((ctx, node, self.budget.reason(kind)))
@@ -212,6 +229,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.limit_reached(function.source.ctx.settings.path, line, column, what, reason)
 
     def note_undecided(self, condition: str) -> None:
+        self.doubts += 1
         if self.building == 0 and condition not in self.undecided:
             self.undecided.append(condition)
 

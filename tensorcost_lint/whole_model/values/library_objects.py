@@ -62,6 +62,14 @@ class SuperRef:
     method: object  # cst.FunctionDef running when super() was called
 
 
+@dataclass(frozen=True)
+class InstanceDict:
+    """`obj.__dict__` of an object the run knows: a view of the object's own attributes (reading or
+    popping through it reads or changes the object itself), library/object_attributes.py."""
+
+    owner: object  # the SelfFact, or the root config (CONFIG)
+
+
 class WholeSlice:
     """`slice(0, None)` as a value: indexing with it keeps the dim (`x[:, keep, :]`)."""
 

@@ -4,7 +4,8 @@ for i in range(n)}`, `table[0] = size`). A MappingFact keeps Python's own key (a
 `d[0]` and `d["0"]` stay distinct, as in Python.
 
 A bool alone is never a key here (`d[True]` and `d[1]` are one entry to Python: unknown instead);
-inside a tuple key it is its int, as Python hashes it. Known floats and tuples of keys are keys."""
+inside a tuple key it is its int, as Python hashes it. Known floats and tuples of keys are keys, and
+a class of the tree is one by its identity, as Python hashes a class (`HANDLERS[type(config)]`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,23 @@ from shape_annotations import Const
 
 from ...analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact, known_int
 from .library_objects import IntFact, MappingFact
-from .objects import BoolFact
+from .objects import BoolFact, ClassRef
+
+
+class ClassKey:
+    """A class of the tree as a dict key: equal only to itself (its definition), as Python's classes
+    compare and hash by identity."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: ClassRef) -> None:
+        self.ref = ref
+
+    def __eq__(self, other) -> bool:
+        return type(other) is ClassKey and other.ref.node is self.ref.node
+
+    def __hash__(self) -> int:
+        return id(self.ref.node)
 
 
 def key_of(run, fact):
@@ -28,6 +45,8 @@ def key_of(run, fact):
     if type(fact) is SequenceFact:
         keys = tuple(_item_key(run, item) for item in fact.items)
         return None if None in keys else keys
+    if type(fact) is ClassRef:
+        return ClassKey(fact)
     return None
 
 
@@ -40,6 +59,8 @@ def key_fact(key, run=None):
     """The fact a known key reads as (`for k in d`, `d.keys()`, `d.items()`)."""
     if isinstance(key, str):
         return StringFact(key)
+    if isinstance(key, ClassKey):
+        return key.ref
     if isinstance(key, tuple):
         return SequenceFact(tuple(key_fact(item, run) for item in key))
     if isinstance(key, float):

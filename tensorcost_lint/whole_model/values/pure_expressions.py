@@ -17,7 +17,7 @@ def is_plain(node) -> bool:
     return isinstance(node, (cst.Name, cst.Integer, cst.SimpleString, cst.Float)) or int_value(node) is not None
 
 
-_VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs"})  # run no model code
+_VALUE_BUILTINS = frozenset({"len", "int", "bool", "isinstance", "min", "max", "abs", "type"})  # run no model code
 
 
 def side_effect_free(node) -> bool:
