@@ -20,8 +20,10 @@ import libcst as cst
 
 from ...analysis.ast_positions import CHILD_FIELDS
 
-# nodes holding no name: operators (`+`, `not`, `in`, `+=`)
-_NO_NAMES = (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp)
+# nodes holding no name: operators (`+`, `not`, `in`, `+=`), `*` and `/` among parameters, dots
+_NO_NAMES = (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp, cst.ParamStar,
+             cst.ParamSlash, cst.Dot, cst.ImportStar)
+_SEQUENCES = (list, tuple)
 _FIELDS: dict = {}  # node type -> the fields that may hold names, () for none, None: not known here
 
 
@@ -54,10 +56,10 @@ def written_names(statement) -> set | None:
             return None
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                pending.append(value)
-            elif isinstance(value, (list, tuple)):
+            if type(value) in _SEQUENCES:
                 pending.extend(value)
+            elif value is not None and value is not cst.MaybeSentinel.DEFAULT:
+                pending.append(value)  # a node (by type when it is popped: LibCST's ABCs are slow)
     return names
 
 

@@ -251,12 +251,16 @@ class LiveNames:
             self.run.add(LoopEntry(tuple(((frame, n), held) for n, held in frame.holding.items() if held)))
 
     # -- ops ---------------------------------------------------------------------------------------
-    @_guarded
     def observe(self, interp, node, fact) -> None:
         """An op was evaluated: the storages of the values it read are live until here."""
-        kind = type(node)  # (not isinstance: LibCST's ABCs make it slow, and this runs per expression)
-        if kind not in _READING or not self._active():
-            return
+        # (not isinstance: LibCST's ABCs make it slow, and this runs per expression; most
+        # expressions read no op, and return before the guard's frame)
+        if type(node) in _READING and self.run.mode == "inference" and not self.run.building:
+            self._observe(interp, node, fact)
+
+    @_guarded
+    def _observe(self, interp, node, fact) -> None:
+        kind = type(node)
         seen = self.run.storage.seen
         if kind is cst.Call and type(fact) is TensorFact and self._returns_input(interp, node, fact):
             return
