@@ -21,11 +21,19 @@ def evaluate_dim(d: DimExpr, sizes: Mapping[str, int]) -> int | None:
     Raises ShapeError when a `//` does not divide exactly (or divides by a non-positive size), or
     when the result is <= 0 or above 2**63-1.
     """
-    if contains_unknown(d):
-        return None
-    if any(name not in sizes for name in free_names(d)):
-        return None
-    value = _value(d, sizes)
+    kind = type(d)
+    if kind is Const:  # most dims of a running model: a number or a bound name, read directly
+        value = d.value
+    elif kind is Sym:
+        if d.name not in sizes:
+            return None
+        value = sizes[d.name]
+    else:
+        if contains_unknown(d):
+            return None
+        if any(name not in sizes for name in free_names(d)):
+            return None
+        value = _value(d, sizes)
     if value <= 0:
         raise ShapeError(f"dimension {render_dim(d)} evaluates to {int_text(value)}; sizes must be positive")
     if value > MAX_SIZE:

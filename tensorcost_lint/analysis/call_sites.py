@@ -38,13 +38,25 @@ def _precision(interp, spec, framework: str, operands, args) -> Precision:
             return Precision(fact.dtype, f"{keyword}={ctx.code(node)}", fact.dtype, autocast)
     flags = ctx.settings.flags
     if framework != "torch" or spec.operation == "attention":
-        return Precision(autocast=autocast)
+        return _plain(autocast, None)
     dtypes = {op.dtype for op in operands if type(op) is TensorFact}
     if flags.fp16_accumulation and dtypes == {"float16"}:
         return Precision("float16", flags.fp16_accumulation, None, autocast, flags.tf32)
     if flags.bf16_reduced_reduction and dtypes == {"bfloat16"}:
         return Precision("bfloat16", flags.bf16_reduced_reduction, None, autocast, flags.tf32)
-    return Precision(autocast=autocast, tf32=flags.tf32)
+    return _plain(autocast, flags.tf32)
+
+
+_PLAIN: dict = {}  # (autocast dtype, tf32 flag text) -> its Precision: one record, not one per site
+
+
+def _plain(autocast, tf32) -> Precision:
+    found = _PLAIN.get((autocast, tf32))
+    if found is None:
+        found = Precision(autocast=autocast, tf32=tf32)
+        if len(_PLAIN) < 64:  # a flag's text names its line: a few per file
+            _PLAIN[(autocast, tf32)] = found
+    return found
 
 
 def _shapes(interp, node, spec, operands, literal: dict) -> tuple[str | None, object]:
@@ -57,7 +69,7 @@ def _shapes(interp, node, spec, operands, literal: dict) -> tuple[str | None, ob
         return f"operand {', '.join(missing)} has an unknown rank", None
     shapes = [tuple(op.shape) for op in operands]
     ctx = interp.ctx
-    model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.settings.sizes, literal, ctx.settings.strict_broadcast)
+    model = _modelled(ctx, spec, shapes, literal)
     if model.undecided and interp.unify_dims(node, model.undecided):  # the sizes a running program must have
         model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, ctx.settings.sizes, literal,
                                                      ctx.settings.strict_broadcast)
@@ -66,6 +78,25 @@ def _shapes(interp, node, spec, operands, literal: dict) -> tuple[str | None, ob
         return (f"cannot tell whether {what} {render_dim(a)} equals {render_dim(b)}; "
                 "declare their sizes (config dims or a `# tensorcost: dims` pragma)"), model
     return None, model
+
+
+def _modelled(ctx, spec, shapes: list, literal: dict):
+    """The site's SiteShapes (a pure function of its arguments and the sizes), shared by the sites
+    of a unit alike in all of them (a generated forward of 100,000 `h = self.lin(h)`) while no size
+    is added; one with undecided dims is modelled each time (unifying them changes the sizes)."""
+    settings = ctx.settings
+    sizes = settings.sizes
+    try:
+        key = (spec, tuple(shapes), tuple(literal.items()), settings.strict_broadcast)
+        found = ctx.shape_models.get(key)
+    except TypeError:  # a literal that is not hashable (a list of dimension numbers): modelled alone
+        key = found = None
+    if found is not None and found[0] == len(sizes):
+        return found[1]
+    model = site_shapes.SHAPE_MODELS[spec.model](spec, shapes, sizes, literal, settings.strict_broadcast)
+    if key is not None and not model.undecided:
+        ctx.shape_models[key] = (len(sizes), model)
+    return model
 
 
 def _record(interp, node, spec, framework: str, function: str, operands: tuple, args=None, *, literal=None,

@@ -86,6 +86,9 @@ class UnitContext:
     stand_ins: dict = field(default_factory=dict)  # nodes made by the analysis (`a @= b`) -> real node
     chains: dict = field(default_factory=dict)  # id(`@` node) -> its MatmulChain as written
     positions: object = None  # resolved on first use
+    # (shape model, operand shapes, literal, strict) -> (the number of sizes known, its SiteShapes):
+    # sites alike in all of those share one modelling (call_sites._modelled)
+    shape_models: dict = field(default_factory=dict)
 
     def position(self, node) -> tuple[int, int, int, int]:
         """(line, column, end_line, end_column) in the file, 1-based columns."""

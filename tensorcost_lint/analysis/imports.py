@@ -43,10 +43,12 @@ class ImportTable:
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical dotted name of an expression like `F.softmax` or `th.einsum`, if imported."""
-        name = dotted_name(node)
-        if name is None:
-            return None
-        return self.resolve_text(name)
+        head = node
+        while type(head) is cst.Attribute:
+            head = head.value
+        if type(head) is not cst.Name or head.value not in self.aliases:
+            return None  # `self.proj`, a local name: no import (most calls; no dotted text built)
+        return self.resolve_text(dotted_name(node))
 
     def resolve_text(self, name: str) -> str | None:
         head, _, rest = name.partition(".")

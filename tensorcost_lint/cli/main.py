@@ -91,6 +91,8 @@ _COLLECTION_THRESHOLDS = (50_000, 50, 50)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`tensorcost ARGV` (default: this process's command line, as the console script runs it)."""
+    own_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     thresholds = gc.get_threshold()
     gc.set_threshold(*_COLLECTION_THRESHOLDS)
@@ -113,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         gc.set_threshold(*thresholds)  # a host calling main() in process keeps its own
+        if own_process:
+            # the process exits next, and its last collection would walk every object the run
+            # left (a whole-model run and its hooks refer to each other: only the collector frees
+            # them): 1.6 s of a 40,000-statement forward's 9.8. Frozen, the operating system frees
+            # them. A host that passes its own arguments keeps its collector whole.
+            gc.freeze()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+from ..analysis.source_parse import parse_source
 from ..safe_io.bounded_read import read_capped
+from ..safe_io.files import MAX_SOURCE_BYTES
 from ..rules import ALL_RULES, RuleContext, SiteResult, describe
 from ..costing.site_costs import cost_site
 from ..whole_model.report.analyse import analyse_model
@@ -23,7 +25,6 @@ from ..whole_model.values.memory_facts import memory_totals_of
 from ..whole_model.values.objects import SiteEntry
 from ..whole_model.report.report import model_json
 from ..whole_model.values.source_error import SourceError
-from ..whole_model.source.source_tree import MAX_SOURCE_BYTES
 
 # Rules that judge one site in one context; the gate's, the model budget's and the internal error's
 # findings are made elsewhere.
@@ -69,7 +70,7 @@ def definition_position(path: str, qualname: str) -> tuple | None:
     """(line, column) of the `def` (or `class`) that `qualname` names in the file, 1-based."""
     try:
         # bounded and regular files only: an entry on a FIFO or /dev/zero must not hang or fill memory
-        tree = ast.parse(read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig"))
+        tree = parse_source(read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig"))  # a long file in pieces
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     body, found = tree.body, None

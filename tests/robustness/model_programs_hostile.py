@@ -63,3 +63,14 @@ def long_forward(statements: int) -> str:
             "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.lin = nn.Linear(64, 64, bias=False)\n\n    def forward(self, x):\n        h = x\n"
             + "        h = self.lin(h)\n" * statements + "        return h\n")
+
+
+@_flops(lambda n, matmul: matmul * n)
+def named_forward(statements: int) -> str:
+    """`long_forward` with a new name per statement (`h1 = self.lin(h0)`, as generated code such as
+    torch.fx's names every value): the function holds `statements + 1` names at its end."""
+    return (_HEAD.replace("import torch.nn.functional as F\n", "") +
+            "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.lin = nn.Linear(64, 64, bias=False)\n\n    def forward(self, x):\n        h0 = x\n"
+            + "".join(f"        h{i + 1} = self.lin(h{i})\n" for i in range(statements))
+            + f"        return h{statements}\n")

@@ -5,11 +5,11 @@ larger than the flat entry cap.
 
 The per-statement figures are the difference of two sizes, so the interpreter's start-up does not
 count; the bounds are about twice what a loaded 2-core machine measures (`check` ~85 µs and ~4.2 KiB
-a statement, `model` ~200 µs and ~10.6 KiB). Before, `check` was quadratic (a linear scan per
+a statement, `model` ~165 µs and ~9.5 KiB). Before, `check` was quadratic (a linear scan per
 position lookup: ~530 µs a statement at 20,000, 2 ms at 100,000), then ~115 µs and ~13 KiB (the
 stdlib and LibCST trees held to the end, each JSON record held twice and in millions of pieces);
 `model` read 5,000 lines of a definition (LibCST: ~0.5 ms and ~30 KB a line), then ~220 µs and
-~12 KiB. A 100,000-statement `check` now takes ~9.5 s and ~460 MB (the stdlib parse alone peaked at
+~12 KiB, then ~200 µs and ~10.6 KiB. A 100,000-statement `check` now takes ~9.5 s and ~460 MB (the stdlib parse alone peaked at
 507 MB: analysis/source_parse.py parses such runs in pieces); the sizes are in
 benchmarks/hostile_models.py."""
 

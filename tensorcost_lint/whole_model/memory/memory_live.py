@@ -32,6 +32,7 @@ import libcst as cst
 from ...analysis import multihead_attention
 from ...analysis.facts import ModuleFact, SelfFact, SequenceFact, TensorFact
 from ..values.library_objects import MappingFact, RecordFact
+from .held_names import Frame, changed, written_names
 from .memory_activations import _CROSS_ENTROPY, _LAYER_NORM, _argument, _cross_entropy, _layer_norm
 from ..values.optional_values import MaybeNone
 from ..values.strides import product
@@ -85,15 +86,6 @@ class LiveUnknown(Exception):
     """Why the largest live set cannot be computed exactly."""
 
 
-class _Frame:
-    """One running function; compared by identity (its names are slots `(frame, name)`)."""
-
-    __slots__ = ("holding",)
-
-    def __init__(self) -> None:
-        self.holding: dict = {}  # name -> tuple of storages it holds
-
-
 def _guarded(method):
     """Tracking what lives must never cost the model its FLOPs: an internal error makes the live set
     unknown (LiveNames.failure), the run goes on."""
@@ -113,12 +105,13 @@ class LiveNames:
 
     def __init__(self, run) -> None:
         self.run = run
-        self.frames: list = []  # a _Frame per running function (None while building: nothing recorded)
+        self.frames: list = []  # a Frame per running function (None while building: nothing recorded)
         self.unknown: list = []  # path:line: ops whose temporaries are not modelled
         self.failure: str | None = None  # why the records are incomplete
         self.inputs: list = []  # the entry's arguments
         self.restated: dict = {}  # id(fact a shape comment made) -> (fact, the storage of the value it restates)
         self.aliases: dict = {}  # id(storage) -> (storage, the storage it is: dropout returns its input)
+        self.aliased = 0  # aliases made: a held storage may now be another (held_names reads every name)
 
     def _active(self) -> bool:
         return self.run.mode == "inference" and not self.run.building
@@ -127,8 +120,14 @@ class LiveNames:
         """The storages a value references: a tensor's, and those of the tensors a tuple, list, dict,
         record or plain object of the tree (not a module: its tensors are parameters and buffers)
         holds. A tensor no op has read yet has no storage: none, unless `make` (then a fresh one)."""
+        return self._reached(value, make)[0]
+
+    def _reached(self, value, make: bool = False) -> tuple:
+        """(the value's storages, whether they may change while the value stays the same object:
+        a tensor without a storage yet, a record or plain object changed in place, a cut walk)."""
         found, pending, seen = [], [value], set()
         tracker = self.run.storage
+        unstable = False
         while pending and len(seen) < MAX_REACHED:
             item = pending.pop()
             if item is None or id(item) in seen:
@@ -139,21 +138,26 @@ class LiveNames:
                 layout = tracker.ensure(item) if make else tracker.layout(item)
                 storage = self.canonical(layout.storage) if layout is not None else None
                 restated = self.restated.get(id(item))
-                if layout is None and restated is not None and restated[0] is item:
-                    storage = self.canonical(restated[1])
+                if layout is None:
+                    unstable = True
+                    if restated is not None and restated[0] is item:
+                        storage = self.canonical(restated[1])
                 if storage is not None and not storage.parameter and storage not in found:
                     found.append(storage)
             elif kind is SequenceFact:
                 pending.extend(reversed(item.items))
             elif kind is RecordFact:
+                unstable = True
                 pending.extend(reversed([f for _, f in item.fields]))
             elif kind is MappingFact:
                 pending.extend(reversed([f for _, f in item.items]))
             elif kind is MaybeNone:
                 pending.append(item.value)
-            elif kind is SelfFact and id(item) not in self.run.paths and self.run.instance(item) is not None:
-                pending.extend(reversed(list(item.attributes.values())))
-        return tuple(found)
+            elif kind is SelfFact:
+                unstable = True
+                if id(item) not in self.run.paths and self.run.instance(item) is not None:
+                    pending.extend(reversed(list(item.attributes.values())))
+        return tuple(found), unstable or bool(pending)
 
     # -- frames ------------------------------------------------------------------------------------
     def enter(self, env: dict) -> None:
@@ -163,7 +167,7 @@ class LiveNames:
             return
         if not self.frames:  # the entry: the caller holds its inputs through the forward
             self.inputs = list(env.values())
-        self.frames.append(_Frame())
+        self.frames.append(Frame())
         self.settle(env)
 
     def leave(self) -> None:
@@ -176,18 +180,34 @@ class LiveNames:
                 self.run.add(Held((frame, name), ()))
 
     @_guarded
-    def settle(self, env: dict, statement=None) -> None:
-        """After a statement: each name whose storages changed holds the new ones."""
+    def settle(self, env: dict, statement=None, whole: bool = False) -> None:
+        """After a statement: each name whose storages changed holds the new ones. Only the names
+        the statement can rebind are read again (held_names.py), unless `whole` (a block's first
+        statement: its header may have bound names) or that cannot be told."""
         frame = self.frames[-1] if self.frames else None
         if frame is None or not self._active():
             return
         if statement is not None:
             self._restated(env, statement)
         holding = frame.holding
+        version = (self.run.storage.version, self.aliased)
+        names = written_names(statement) if not whole and env is frame.env and version == frame.version else None
+        found = changed(frame, env, names, self._reached) if names is not None else None
+        if found is not None:
+            for name, now in found:
+                holding[name] = now
+                self.run.add(Held((frame, name), now))
+            return
+        frame.forget()
+        frame.env, frame.version = env, version
         for name, value in env.items():
             if name.startswith("\0"):
                 continue
-            now = self.storages(value)
+            now, unstable = self._reached(value)
+            frame.values[name] = value
+            frame.order[name] = len(frame.order)
+            if unstable:
+                frame.volatile.add(name)
             if holding.get(name, ()) != now:
                 holding[name] = now
                 self.run.add(Held((frame, name), now))
@@ -231,12 +251,16 @@ class LiveNames:
             self.run.add(LoopEntry(tuple(((frame, n), held) for n, held in frame.holding.items() if held)))
 
     # -- ops ---------------------------------------------------------------------------------------
-    @_guarded
     def observe(self, interp, node, fact) -> None:
         """An op was evaluated: the storages of the values it read are live until here."""
-        kind = type(node)  # (not isinstance: LibCST's ABCs make it slow, and this runs per expression)
-        if kind not in _READING or not self._active():
-            return
+        # (not isinstance: LibCST's ABCs make it slow, and this runs per expression; most
+        # expressions read no op, and return before the guard's frame)
+        if type(node) in _READING and self.run.mode == "inference" and not self.run.building:
+            self._observe(interp, node, fact)
+
+    @_guarded
+    def _observe(self, interp, node, fact) -> None:
+        kind = type(node)
         seen = self.run.storage.seen
         if kind is cst.Call and type(fact) is TensorFact and self._returns_input(interp, node, fact):
             return
@@ -364,6 +388,7 @@ class LiveNames:
         while id(source) in self.aliases:
             source = self.aliases[id(source)][1]
         self.aliases[id(made)] = (made, source)
+        self.aliased += 1
 
     def canonical(self, storage):
         found = self.aliases.get(id(storage))

@@ -61,12 +61,18 @@ class StorageTracker:
         self.seen: dict = {}  # id(cst node) -> the fact it last evaluated to
         self.pending: dict = {}  # id(site's cst node) -> SiteMemory whose output is not linked yet
         self.failure: str | None = None  # why retained bytes could not be computed
+        # bumped when a tensor's storage is replaced or a storage becomes a parameter: what a name
+        # holds may then change while its value stays the same object (memory/held_names.py)
+        self.version = 0
 
     def layout(self, fact) -> Layout | None:
         found = self.layouts.get(id(fact))
         return found[1] if found is not None and found[0] is fact else None
 
     def _set(self, fact, layout: Layout) -> None:
+        found = self.layouts.get(id(fact))
+        if found is not None and found[1].storage is not layout.storage:
+            self.version += 1
         self.layouts[id(fact)] = (fact, layout)
 
     def fresh(self, fact, parameter: bool = False) -> Layout:
@@ -87,8 +93,9 @@ class StorageTracker:
 
     def mark_parameter(self, fact) -> None:
         layout = self.ensure(fact)
-        if layout is not None:
+        if layout is not None and not layout.storage.parameter:
             layout.storage.parameter = True
+            self.version += 1
 
     def copy_storage(self, numel: int | None, dtype: str | None) -> Storage:
         """A buffer an op makes for itself (matmul's reshape copy, attention's log-sum-exp)."""

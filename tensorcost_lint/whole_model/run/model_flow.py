@@ -51,7 +51,9 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 return
             self.continuation = None
             self.statement(statement)
-            self.run_.live.settle(self.env, statement)  # what each name holds now (memory_live)
+            # what each name holds now (memory_live); a block's first statement reads every name,
+            # which its header may have bound
+            self.run_.live.settle(self.env, statement, position == 0)
             if self.continuation is not None:
                 # `if cond: return a` undecided: what follows runs only on the side that did not
                 # return, so its entries are that side's, not added to both (the Choice's max)

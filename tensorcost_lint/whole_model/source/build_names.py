@@ -20,10 +20,14 @@ from pathlib import Path
 
 from ...safe_io.bounded_read import read_capped
 from ...safe_io.confinement import Confinement
+from ...safe_io.files import MAX_SOURCE_BYTES
 from ..values.installed_source import MODELLED_PACKAGES
 
-MAX_SOURCE_BYTES = 2**20  # as source_tree: a file larger than any real module is not read
 MAX_FILES_READ = 6000  # per search: transformers' lazy star-import tree is ~1,500 files
+# per search, as source_tree bounds a run (each file at most MAX_SOURCE_BYTES, `check`'s cap): the
+# texts read are held until the search ends. A bare name searched through transformers reads ~2,400
+# of its files, ~39 MB (its .py files are 54 MB in all)
+MAX_BYTES_READ = 4 * MAX_SOURCE_BYTES
 MAX_ENTRIES_PER_ROOT = 5000  # top-level modules and packages listed per root (a hostile folder)
 MAX_IMPORT_DEPTH = 24  # `from .a import *` inside `from .b import *` …
 
@@ -48,6 +52,7 @@ class NameSearch:
         # symlink to a secret): the same rule as confinement.py, by real path
         self.allowed = Confinement.of(*(root for _, roots in self.layers for root in roots))
         self.read = 0
+        self.bytes_read = 0  # of the texts read (MAX_BYTES_READ)
         self._texts: dict = {}
         self._trees: dict = {}
 
@@ -157,9 +162,14 @@ class NameSearch:
                 raise NameNotFound(f"the search read {MAX_FILES_READ:,} files (bounded work); write the name's "
                                    "module, e.g. package.module.Name")
             try:
-                self._texts[file] = read_capped(file, MAX_SOURCE_BYTES) if self.allowed.allows(file) else None
+                text = read_capped(file, MAX_SOURCE_BYTES) if self.allowed.allows(file) else None
             except (OSError, ValueError):
-                self._texts[file] = None
+                text = None
+            self.bytes_read += len(text or b"")
+            if self.bytes_read > MAX_BYTES_READ:
+                raise NameNotFound(f"the search read {MAX_BYTES_READ:,} bytes (bounded work); write the name's "
+                                   "module, e.g. package.module.Name")
+            self._texts[file] = text
         return self._texts[file]
 
     def _tree(self, file: Path, text: bytes):

@@ -7,7 +7,6 @@ its LibCST tree only then (lazy_definitions.py)."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,8 @@ from ...analysis.ast_positions import SourceText
 from ...analysis.context import FileSettings, Recorder, UnitContext
 from ...analysis.file_analysis import _primary_framework, read_flags, read_pragmas
 from ...analysis.imports import import_table_from_ast
-from ...safe_io.bounded_read import read_capped
+from ...safe_io.bounded_read import TooLarge, read_capped
+from ...safe_io.files import MAX_SOURCE_BYTES
 from ...safe_io.source_lines import source_lines
 from ...analysis.source_parse import parse_source
 from .dim_reads import recorded_like
@@ -29,12 +29,13 @@ from ..values.installed_source import import_roots, not_found_reason, searched_i
 from .lazy_definitions import LazyDefinitions, TreeFileContext
 from ..values.source_error import SourceError
 
-# A file a whole-model run reads: the stdlib tree it keeps takes ~100 bytes per source byte, and a
-# run holds ~11 KB per statement it evaluates (a 2.3 MB forward of 100,000 statements: ~1.1 GB and
-# ~20 s), so the cap keeps a run's memory bounded; the largest file of transformers
-# (modeling_utils.py) is 280 KB.
-MAX_SOURCE_BYTES = 2**20
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # lines as the stdlib parser counts them
+# A file a whole-model run reads is capped as `check` caps one (MAX_SOURCE_BYTES, 64 MiB: a generated
+# module is read, /dev/zero under a .py name is not), and so is all the source one run reads: a run
+# holds what it parsed (the stdlib tree, ~100 bytes per source byte) to its end, and a repository of
+# 2,000 files at the cap each would be 128 GiB. The largest file of transformers (modeling_utils.py)
+# is 280 KB; a zoo model's run reads under 2 MB in all. What a run interprets is bounded apart, by
+# `work_budget.steps` (statements) whatever the files' sizes.
+MAX_RUN_SOURCE_BYTES = MAX_SOURCE_BYTES
 MAX_FILES = 2000
 # `from .a import x` where a.py re-exports x from b.py, and so on: files followed for one name. A
 # chain longer than this is listed as not followed (its cost is unknown), never silently dropped.
@@ -74,6 +75,7 @@ class SourceTree:
         self.failures: dict = {}  # (file path, name) -> why the name's import could not be followed
         self.virtual: set = set()  # paths of modules given as text (load_text), in no file on disk
         self._modules: dict = {}  # (file path, name) -> the SourceFile a module name means, or None
+        self.bytes_read = 0  # of the files read (MAX_RUN_SOURCE_BYTES)
         # Contract 7a: absolute imports are also looked for in `source_roots` and the site folders
         self.source_roots, self.site_folders = import_roots(config)
         self.site_setting = getattr(config, "site_packages", "none")
@@ -90,9 +92,16 @@ class SourceTree:
         if self.confinement is not None and not self.confinement.allows(path):
             raise SourceError(f"{path}: outside the project root (reading it needs its directory in `source_roots`)")
         self.files[path] = None
+        limit = min(MAX_SOURCE_BYTES, MAX_RUN_SOURCE_BYTES - self.bytes_read)
         try:
-            text = read_capped(path, MAX_SOURCE_BYTES).decode("utf-8-sig")
+            raw = read_capped(path, limit)
+            self.bytes_read += len(raw)
+            text = raw.decode("utf-8-sig")
             tree = parse_source(text)
+        except TooLarge as error:
+            self.unreadable[path] = f"{path}: cannot be analysed: {error}" if limit == MAX_SOURCE_BYTES else \
+                f"{path}: reading it would take this run past {MAX_RUN_SOURCE_BYTES:,} bytes of source; refused"
+            raise SourceError(self.unreadable[path]) from None
         except FileNotFoundError:
             self.unreadable[path] = f"{path}: file not found"
             raise SourceError(self.unreadable[path]) from None
@@ -132,8 +141,9 @@ class SourceTree:
             if isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([statement.lineno] + [d.lineno for d in statement.decorator_list])
                 spans[statement.name] = (first, statement.end_lineno)
-        source = SourceFile(path, ctx, LazyDefinitions(_LINE.findall(text), spans, ctx))
-        source.definitions.source = SourceText(text, source_lines(text, keepends=True))
+        lines = source_lines(text, keepends=True)  # one list for both: 100,000 lines are ~8 MB
+        source = SourceFile(path, ctx, LazyDefinitions(lines, spans, ctx))
+        source.definitions.source = SourceText(text, lines)
         source.definitions.statements = {s.name: s for s in tree.body
                                          if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         source.definitions.classes = source.classes

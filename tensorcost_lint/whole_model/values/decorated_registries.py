@@ -20,8 +20,10 @@ import ast
 import os
 from pathlib import Path
 
+from ...safe_io.files import MAX_SOURCE_BYTES
+
 MAX_PACKAGE_FILES = 2000  # files of one package searched for decorated definitions
-MAX_FILE_BYTES = 2**20
+MAX_FILE_BYTES = MAX_SOURCE_BYTES  # the pre-check reads what the run may load (source_tree's cap)
 
 
 def registering_decorators(home, table: str) -> set[str]:
