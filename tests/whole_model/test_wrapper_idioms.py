@@ -1,0 +1,61 @@
+"""Model code written by others (tests/whole_model/fixtures/styles/wrapper_idioms.py), read as
+Python reads it: an input the entry takes only through `**kwargs` is bound there, a partial called
+with a `**mapping` among its keywords keeps it spliced, and a tuple display's items are each the
+value they were (the context named beside `x` needs no gradient because `x` does). Each total is
+held against torch's FlopCounterMode on the same classes, inference and training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("einops")
+from tests.whole_model.fixtures.styles import wrapper_idioms  # noqa: E402
+from tests.whole_model.model_runs import flop_counter, model_record  # noqa: E402
+
+FIXTURE = Path(wrapper_idioms.__file__)
+# name: (class, constructor dims, input dims, tensorcost inputs, torch inputs from the dims)
+CASES = {
+    "context-through-kwargs": (
+        "ConditionedLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8, "C": 5},
+        {"x": "int64 B T", "context": "float32 B C dim"},
+        lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"])),
+                   "context": torch.randn(d["B"], d["C"], d["dim"])}),
+}
+
+
+def _reference(cls: str, dims: dict, inputs: dict, training: bool) -> int:
+    """FlopCounterMode on the fixture class called with keyword inputs (the entry's `**kwargs`)."""
+    torch.manual_seed(0)
+    model = getattr(wrapper_idioms, cls)(**dims)
+    model.train(training)
+    with flop_counter() as counter:
+        out = model(**inputs)
+        if training:
+            out.sum().backward()
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_totals_equal_flop_counter_mode(tmp_path, capsys, case, mode):
+    cls, constructor, sizes, specs, make_inputs = CASES[case]
+    dims = {**constructor, **sizes}
+    record = model_record(tmp_path, capsys, dims, f"{FIXTURE}:{cls}.forward", specs, mode)
+    expected = _reference(cls, constructor, make_inputs(dims), mode == "training")
+    assert record["complete"] is True, (record["not_followed"], record["sites"])
+    assert record["totals"]["flops"] == expected
+
+
+def test_an_input_no_parameter_and_no_kwargs_takes_is_still_refused(tmp_path, capsys):
+    """Only a `**kwargs` takes a keyword no parameter names: otherwise the input is a typo."""
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text("dims: {dim: 8, depth: 1, B: 1, T: 2}\n")
+    from tensorcost_lint.cli.main import main
+
+    code = main(["model", "--config", str(config), "--entry", f"{FIXTURE}:CrossLayers.forward",
+                 "--input", "x=float32 B T dim", "--input", "contxt=float32 B T dim", "--format", "json"])
+    assert code == 2
+    assert "has no parameter 'contxt' (inputs.contxt)" in capsys.readouterr().err
