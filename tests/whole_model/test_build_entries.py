@@ -249,6 +249,9 @@ X_TRANSFORMERS = {
                      "attn_layers=Decoder(dim=64, depth=2, heads=4, cross_attend=True))",
                      {"x": "int64 batch 16", "context": "float32 batch 8 64"},
                      lambda: {"x": torch.randint(0, 256, (2, 16)), "context": torch.randn(2, 8, 64)}),
+    "shift-tokens": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                     "attn_layers=Decoder(dim=64, depth=2, heads=4, shift_tokens=1))",
+                     {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
 }
 
 

@@ -1,7 +1,8 @@
-"""Model code written by others (tests/whole_model/fixtures/styles/wrapper_idioms.py), read as
+"""Model code written by others (tests/whole_model/fixtures/styles/library_idioms.py), read as
 Python reads it: an input the entry takes only through `**kwargs` is bound there, a partial called
 with a `**mapping` among its keywords keeps it spliced, and a tuple display's items are each the
-value they were (the context named beside `x` needs no gradient because `x` does). Each total is
+value they were (the context named beside `x` needs no gradient because `x` does); a tuple sliced
+by a count the code computed, and `F.pad` of a tuple spliced from two. Each total is
 held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("einops")
-from tests.whole_model.fixtures.styles import wrapper_idioms  # noqa: E402
+from tests.whole_model.fixtures.styles import library_idioms  # noqa: E402
 from tests.whole_model.model_runs import flop_counter, model_record  # noqa: E402
 
-FIXTURE = Path(wrapper_idioms.__file__)
+FIXTURE = Path(library_idioms.__file__)
 # name: (class, constructor dims, input dims, tensorcost inputs, torch inputs from the dims)
 CASES = {
     "context-through-kwargs": (
@@ -23,13 +24,16 @@ CASES = {
         {"x": "int64 B T", "context": "float32 B C dim"},
         lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"])),
                    "context": torch.randn(d["B"], d["C"], d["dim"])}),
+    "token-shift": (
+        "ShiftedLM", {"num_tokens": 40, "dim": 24, "depth": 2}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
 }
 
 
 def _reference(cls: str, dims: dict, inputs: dict, training: bool) -> int:
     """FlopCounterMode on the fixture class called with keyword inputs (the entry's `**kwargs`)."""
     torch.manual_seed(0)
-    model = getattr(wrapper_idioms, cls)(**dims)
+    model = getattr(library_idioms, cls)(**dims)
     model.train(training)
     with flop_counter() as counter:
         out = model(**inputs)
