@@ -47,7 +47,9 @@ ROWS = {
     "iter": _row("next(iter([5, 6]))"),
     "len": _row("len((1, 2, 3)) + len(str(5)) + len(self.blocks)", init="self.blocks = nn.ModuleList([nn.Identity()] * 2)"),
     "list": _row("list((4, 5))[1]"),
-    "map": _row("list(map(lambda v: v * 2, [1, 3]))[1]"),
+    # a lambda written in place, then a partial of a function over two zipped lists
+    "map": _row("list(map(lambda v: v * 2, [1, 3]))[1] + list(map(functools.partial(add, 1), [2, 4], [3, 5]))[0]",
+                module="def add(a, b, c):\n    return a + b + c"),
     "max": _row("max(3, 8)"),
     "min": _row("min([9, 4, 6])"),
     "next": _row("next(iter([]), 6)"),

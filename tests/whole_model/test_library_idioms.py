@@ -2,8 +2,8 @@
 Python reads it: an input the entry takes only through `**kwargs` is bound there, a partial called
 with a `**mapping` among its keywords keeps it spliced, and a tuple display's items are each the
 value they were (the context named beside `x` needs no gradient because `x` does); a tuple sliced
-by a count the code computed, and `F.pad` of a tuple spliced from two. Each total is
-held against torch's FlopCounterMode on the same classes, inference and training."""
+by a count the code computed, `F.pad` of a tuple spliced from two, and `map` of a partial. Each
+total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ CASES = {
                    "context": torch.randn(d["B"], d["C"], d["dim"])}),
     "token-shift": (
         "ShiftedLM", {"num_tokens": 40, "dim": 24, "depth": 2}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
+    "map-of-a-partial": (
+        "NormedLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
 }
 
