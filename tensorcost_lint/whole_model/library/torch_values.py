@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from shape_annotations import BinOp, Const, Polynomial, evaluate_dim, simplify_dim
 
-from ...analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SequenceFact, TensorFact
+from ...analysis.facts import DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact
 from ...analysis.literals import int_value
-from ..values.objects import BoolFact
+from ..values.library_objects import MappingFact
+from ..values.objects import NONE, BoolFact
 
 
 class NumericLimits:
@@ -46,12 +47,26 @@ TRACING_TYPES = frozenset({"torch.fx.Proxy", "torch._subclasses.FakeTensor", "to
                            "torch.fx.proxy.Proxy"})
 TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
+# Python values no tensor is: numbers, strings, tuples and lists, dicts, dtypes, torch modules
+_NOT_TENSORS = (*_NUMBERS, StringFact, SequenceFact, MappingFact, DTypeFact, ModuleFact)
 
 
 def eager_check(interp, args):
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     return BoolFact(False)
+
+
+def is_tensor(interp, args):
+    """`torch.is_tensor(obj)` (Python's `isinstance(obj, torch.Tensor)`): decided when the run knows
+    what obj is — a tensor, or None or a value no tensor is (`scale = 1.` beside a rotary `freqs`);
+    None for a value it does not know."""
+    value = interp.eval(args.get(0, "obj"))
+    for extra in [*args.positional[1:], *(v for k, v in args.keywords.items() if k != "obj")]:
+        interp.eval(extra)
+    if type(value) is TensorFact:
+        return BoolFact(True)
+    return BoolFact(False) if value is NONE or type(value) in _NOT_TENSORS else None
 
 
 def numeric_limits(interp, args):

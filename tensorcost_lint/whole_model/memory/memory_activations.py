@@ -33,7 +33,7 @@ from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, Sequenc
 from ..library.gradient_inputs import gradient_inputs, layout_storage
 from .index_memory import advanced_index_saved, partial_read, returned_indices
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
-from ..values.objects import Embedding, FunctionRef, SiteEntry
+from ..values.objects import BoolFact, Embedding, FunctionRef, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
 from ..values.strides import product
@@ -116,8 +116,8 @@ class SavedOps:
             (i for i in fact.items if type(i) is TensorFact), None) if type(fact) is SequenceFact else None
         if out is None:
             # a result the run cannot describe (a loss, a scalar): what its op saves still counts
-            # when a gradient flows through it
-            if not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
+            # when a gradient flows through it; a Python bool (`torch.is_tensor(x)`) is no autograd node
+            if type(fact) is BoolFact or not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
                 return
         elif not run.needs_grad(out):
             return

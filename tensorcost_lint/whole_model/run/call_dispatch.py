@@ -37,6 +37,8 @@ class CallDispatch:
             return torch_values.numeric_limits(self, args)
         if name in torch_values.EAGER_CHECKS:
             return torch_values.eager_check(self, args)
+        if name == "torch.is_tensor":
+            return torch_values.is_tensor(self, args)
         if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:
