@@ -3,7 +3,8 @@ Python reads it: an input the entry takes only through `**kwargs` is bound there
 with a `**mapping` among its keywords keeps it spliced, and a tuple display's items are each the
 value they were (the context named beside `x` needs no gradient because `x` does); a tuple sliced
 by a count the code computed, `F.pad` of a tuple spliced from two, `map` of a partial, and
-`torch.is_tensor` of a number and of a tensor. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
+`torch.is_tensor` of a number and of a tensor; einsums torch runs as `mul` (no FLOPs counted) or
+after summing a label one operand alone has. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ CASES = {
         cls, {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))})
        for name, cls in (("number", "ScaledLM"), ("tensor", "LearnedScaleLM"))},
+    "einsum-products": (
+        "RotaryGatedLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
 }
 
 
