@@ -4,7 +4,8 @@ with a `**mapping` among its keywords keeps it spliced, and a tuple display's it
 value they were (the context named beside `x` needs no gradient because `x` does); a tuple sliced
 by a count the code computed, `F.pad` of a tuple spliced from two, `map` of a partial, and
 `torch.is_tensor` of a number and of a tensor; einsums torch runs as `mul` (no FLOPs counted) or
-after summing a label one operand alone has. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
+after summing a label one operand alone has; a `__new__` that returns a plain layer or makes its
+own object. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ CASES = {
        for name, cls in (("number", "ScaledLM"), ("tensor", "LearnedScaleLM"))},
     "einsum-products": (
         "RotaryGatedLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
+    "new-returns-another-object": (
+        "GatedLM", {"num_tokens": 40, "dim": 16, "depth": 3}, {"B": 2, "T": 8},
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
 }
 

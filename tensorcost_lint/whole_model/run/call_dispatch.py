@@ -11,7 +11,8 @@ from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_calls, known_methods, known_values, python_values, registries
+    attribute_presence, class_members, known_calls, known_methods, known_values, object_creation, python_values,
+    registries
 )
 from . import choices
 from ..values import installed_source, library_layers
@@ -65,6 +66,10 @@ class CallDispatch:
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
                     and run.method_of(CONFIG, func.attr.value) is None:
                 return UNHANDLED  # a method of a value: the transfer tables read it
+        if kind is cst.Attribute and func.attr.value == "__new__":
+            made = object_creation.object_new(self, node, args)  # `super().__new__(cls)` in a `__new__`
+            if made is not UNHANDLED:
+                return made
         if kind is cst.Attribute and type(func.value) is cst.Call and _is_super(func.value):
             receiver = self.eval(func.value)
             method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`
