@@ -258,6 +258,9 @@ X_TRANSFORMERS = {
     "gate-values": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
                     "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_gate_values=True))",
                     {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "macaron": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                "attn_layers=Decoder(dim=64, depth=2, heads=4, macaron=True))",
+                {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
     "qk-norm": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
                 "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_qk_norm=True))",
                 {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),

@@ -5,7 +5,7 @@ value they were (the context named beside `x` needs no gradient because `x` does
 by a count the code computed, `F.pad` of a tuple spliced from two, `map` of a partial, and
 `torch.is_tensor` of a number and of a tensor; einsums torch runs as `mul` (no FLOPs counted) or
 after summing a label one operand alone has; a `__new__` that returns a plain layer or makes its
-own object. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
+own object; torch's pytrees flattened, rebuilt and mapped. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ CASES = {
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
     "new-returns-another-object": (
         "GatedLM", {"num_tokens": 40, "dim": 16, "depth": 3}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
+    "pytrees": (
+        "MacaronLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
 }
 

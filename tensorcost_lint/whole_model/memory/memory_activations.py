@@ -30,6 +30,7 @@ import libcst as cst
 
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
+from ..library import pytrees
 from ..library.gradient_inputs import gradient_inputs, layout_storage
 from .index_memory import advanced_index_saved, partial_read, returned_indices
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
@@ -74,7 +75,9 @@ _LAYER_NORM = "torch.nn.functional.layer_norm"
 _CROSS_ENTROPY = "torch.nn.functional.cross_entropy"
 _EMBEDDING = "torch.nn.functional.embedding"
 _DROPOUTS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"})
-_SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint"})  # its entries are the checkpoint's
+# the checkpoint's entries are its own; a pytree function moves values between containers (what
+# `tree_map`'s function runs is recorded op by op)
+_SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint", *pytrees.FUNCTIONS})
 
 
 @dataclass

@@ -17,7 +17,7 @@ from ..python import (
 from . import choices
 from ..values import installed_source, library_layers
 from ..source import module_bindings
-from ..library import builtin_registry, module_casts, module_methods, torch_values
+from ..library import builtin_registry, module_casts, module_methods, pytrees, torch_values
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from ..library.checkpointing import call_checkpoint, is_checkpoint_call
 from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
@@ -40,6 +40,8 @@ class CallDispatch:
             return torch_values.eager_check(self, args)
         if name == "torch.is_tensor":
             return torch_values.is_tensor(self, args)
+        if name in pytrees.FUNCTIONS:
+            return pytrees.FUNCTIONS[name](self, args)
         if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:

@@ -15,6 +15,7 @@ from ..python import call_binding, class_decorators, object_creation, python_val
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
 from ..values.inheritance import find_method, plain_class, torch_base
 from ..python.output_records import construct_record
+from ..values.library_objects import MappingFact
 from ..values.objects import NONE, ClassRef, Embedding, FreshObject, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, \
     Visit
 from ..values.optional_values import MaybeNone
@@ -314,6 +315,10 @@ def _first_parameter(function: cst.FunctionDef) -> str | None:
 def _key(value):
     if type(value) is TensorFact:
         return _Same(value)
+    if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
+        return ("sequence", tuple(_key(item) for item in value.items), value.names)
+    if type(value) is MappingFact:
+        return ("mapping", tuple((key, _key(item)) for key, item in value.items))
     if type(value) is MaybeNone:
         return ("optional", _key(value.value))
     try:
