@@ -5,7 +5,8 @@ value they were (the context named beside `x` needs no gradient because `x` does
 by a count the code computed, `F.pad` of a tuple spliced from two, `map` of a partial, and
 `torch.is_tensor` of a number and of a tensor; einsums torch runs as `mul` (no FLOPs counted) or
 after summing a label one operand alone has; a `__new__` that returns a plain layer or makes its
-own object; torch's pytrees flattened, rebuilt and mapped. Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
+own object; torch's pytrees flattened, rebuilt and mapped; positions biased and masked by einx's
+elementwise operations (fixtures/styles/einx_bias.py, when einx is installed). Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
 
@@ -48,10 +49,10 @@ CASES = {
 }
 
 
-def _reference(cls: str, dims: dict, inputs: dict, training: bool) -> int:
+def _reference(cls: str, dims: dict, inputs: dict, training: bool, module=library_idioms) -> int:
     """FlopCounterMode on the fixture class called with keyword inputs (the entry's `**kwargs`)."""
     torch.manual_seed(0)
-    model = getattr(library_idioms, cls)(**dims)
+    model = getattr(module, cls)(**dims)
     model.train(training)
     with flop_counter() as counter:
         out = model(**inputs)
@@ -81,3 +82,19 @@ def test_an_input_no_parameter_and_no_kwargs_takes_is_still_refused(tmp_path, ca
                  "--input", "x=float32 B T dim", "--input", "contxt=float32 B T dim", "--format", "json"])
     assert code == 2
     assert "has no parameter 'contxt' (inputs.contxt)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_einx_elementwise_operations_equal_flop_counter_mode(tmp_path, capsys, mode):
+    """einx's elementwise operations run no FLOPs FlopCounterMode counts; the shapes they make
+    (a relative-position table, a causal mask) flow on, so the attention around them is costed."""
+    pytest.importorskip("einx")
+    from tests.whole_model.fixtures.styles import einx_bias
+
+    dims = {"num_tokens": 40, "dim": 16, "depth": 2, "B": 2, "T": 8}
+    record = model_record(tmp_path, capsys, dims, f"{Path(einx_bias.__file__)}:BiasedLM.forward",
+                          {"x": "int64 B T"}, mode)
+    constructor = {"num_tokens": 40, "dim": 16, "depth": 2}
+    expected = _reference("BiasedLM", constructor, {"x": torch.randint(0, 40, (2, 8))}, mode == "training", einx_bias)
+    assert record["complete"] is True, (record["not_followed"], [s for s in record["sites"] if not s["resolved"]])
+    assert record["totals"]["flops"] == expected

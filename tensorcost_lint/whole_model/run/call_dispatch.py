@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...analysis import tensor_functions
 from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
@@ -16,6 +17,7 @@ from ..python import (
 )
 from . import choices
 from ..values import installed_source, library_layers
+from ..values.installed_source import searched_in_site
 from ..source import module_bindings
 from ..library import builtin_registry, module_casts, module_methods, pytrees, torch_values
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
@@ -42,6 +44,8 @@ class CallDispatch:
             return torch_values.is_tensor(self, args)
         if name in pytrees.FUNCTIONS:
             return pytrees.FUNCTIONS[name](self, args)
+        if name in tensor_functions.FUNCTIONS and searched_in_site(name.split(".")[0]):
+            return UNHANDLED  # an installed library's op the table models (einx's): read from it, not the source
         if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:
