@@ -264,6 +264,9 @@ X_TRANSFORMERS = {
     "relative-position-bias": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
                                "attn_layers=Encoder(dim=64, depth=2, heads=4, rel_pos_bias=True))",
                                {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "alibi": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+              "attn_layers=Decoder(dim=64, depth=2, heads=4, alibi_pos_bias=True))",
+              {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
     "qk-norm": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
                 "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_qk_norm=True))",
                 {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),

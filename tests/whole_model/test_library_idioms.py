@@ -5,7 +5,8 @@ value they were (the context named beside `x` needs no gradient because `x` does
 by a count the code computed, `F.pad` of a tuple spliced from two, `map` of a partial, and
 `torch.is_tensor` of a number and of a tensor; einsums torch runs as `mul` (no FLOPs counted) or
 after summing a label one operand alone has; a `__new__` that returns a plain layer or makes its
-own object; torch's pytrees flattened, rebuilt and mapped; positions biased and masked by einx's
+own object; torch's pytrees flattened, rebuilt and mapped; ALiBi slopes picked by a float's
+`is_integer()` and made a tensor by `torch.Tensor(list)`; positions biased and masked by einx's
 elementwise operations (fixtures/styles/einx_bias.py, when einx is installed). Each total is held against torch's FlopCounterMode on the same classes, inference and training."""
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ CASES = {
     "pytrees": (
         "MacaronLM", {"num_tokens": 40, "dim": 16, "depth": 2}, {"B": 2, "T": 8},
         {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))}),
+    **{f"alibi-{heads}-heads": (
+        "AlibiLM", {"num_tokens": 40, "dim": 12, "depth": 2, "heads": heads}, {"B": 2, "T": 8},
+        {"x": "int64 B T"}, lambda d: {"x": torch.randint(0, d["num_tokens"], (d["B"], d["T"]))})
+       for heads in (3, 4)},  # a power of two, and one that is not
 }
 
 

@@ -12,8 +12,8 @@ from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_calls, known_methods, known_values, object_creation, python_values,
-    registries
+    attribute_presence, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
+    python_values, registries
 )
 from . import choices
 from ..values import installed_source, library_layers
@@ -36,6 +36,8 @@ class CallDispatch:
             return torch_values.arange(self, args)
         if name in torch_values.TENSOR_FUNCTIONS:
             return torch_values.tensor_from_data(self, args)
+        if name in torch_values.LEGACY_CONSTRUCTORS:
+            return torch_values.legacy_constructor(self, args, torch_values.LEGACY_CONSTRUCTORS[name])
         if name in torch_values.LIMITS_FUNCTIONS:
             return torch_values.numeric_limits(self, args)
         if name in torch_values.EAGER_CHECKS:
@@ -59,6 +61,11 @@ class CallDispatch:
             return self.torch_module(name, args)
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
+        if kind is cst.Attribute and func.attr.value in known_floats.METHODS and not args.positional \
+                and not args.keywords and (type(func.value) is cst.Call or _pure(func.value, self.env)):
+            number = known_floats.method_call(run, self.eval(func.value), func.attr.value)  # `log2(h).is_integer()`
+            if number is not UNHANDLED or type(func.value) is cst.Call:
+                return None if number is UNHANDLED else number  # (a call's receiver is evaluated once)
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
