@@ -63,9 +63,13 @@ class CallDispatch:
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
         if kind is cst.Attribute and func.attr.value in known_floats.METHODS and not args.positional \
                 and not args.keywords and (type(func.value) is cst.Call or _pure(func.value, self.env)):
-            number = known_floats.method_call(run, self.eval(func.value), func.attr.value)  # `log2(h).is_integer()`
-            if number is not UNHANDLED or type(func.value) is cst.Call:
-                return None if number is UNHANDLED else number  # (a call's receiver is evaluated once)
+            receiver = self.eval(func.value)
+            number = known_floats.method_call(run, receiver, func.attr.value)  # `math.log2(h).is_integer()`
+            if number is not UNHANDLED:
+                return number
+            if type(func.value) is cst.Call:  # the receiver, evaluated once, is no number: its own method
+                method = self.attribute_of(receiver, func.attr.value)
+                return run.call_function(self, node, method, args) if type(method) is FunctionRef else None
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
