@@ -5,6 +5,8 @@ against torch's OpInfo samples in tests/conformance."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from shape_annotations import BinOp, Const, simplify_dim
 
 from . import shape_ops, tensor_methods
@@ -43,7 +45,16 @@ def _pad_amounts(interp, node) -> list | None:
     """Each amount an int or a dim, None where unknown; None when the sequence is not known."""
     elements = getattr(node, "elements", None)
     if elements is not None:
-        return [_amount(interp.eval(e.value)) if int_value(e.value) is None else int_value(e.value) for e in elements]
+        amounts, counted = [], True
+        for element in elements:
+            if isinstance(element, cst.StarredElement):  # `(*zeros, *pad)`: each spliced item, in order
+                spliced = interp.eval(element.value)
+                counted = counted and type(spliced) is SequenceFact  # else how many it holds is unknown
+                amounts.extend(_amount(item) for item in getattr(spliced, "items", ()))
+            else:
+                literal = int_value(element.value)
+                amounts.append(_amount(interp.eval(element.value)) if literal is None else literal)
+        return amounts if counted else None
     fact = interp.eval(node)
     if type(fact) is not SequenceFact:
         return None

@@ -152,11 +152,14 @@ def _bounded_slice(interp, dim, node: cst.Slice):
 
 
 def _arithmetic(node) -> bool:
-    """Names, attribute chains, integers and arithmetic on them."""
+    """Names, attribute chains, integers, their items (`t.shape[-2]`) and arithmetic on them."""
     if isinstance(node, cst.BinaryOperation):
         return _arithmetic(node.left) and _arithmetic(node.right)
     if isinstance(node, cst.UnaryOperation):
         return _arithmetic(node.expression)
+    if isinstance(node, cst.Subscript):
+        return _arithmetic(node.value) and all(
+            isinstance(e.slice, cst.Index) and _arithmetic(e.slice.value) for e in node.slice)
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, (cst.Name, cst.Integer))

@@ -7,7 +7,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import complex_views, dtype_rules, functional_ops, linear_solves, pointwise_ops, selection_ops, shape_ops, \
+from . import complex_views, dtype_rules, einx_ops, functional_ops, linear_solves, pointwise_ops, selection_ops, shape_ops, \
     tensor_methods, window_pooling
 from .arguments import CallArgs, dim_args
 from .literals import int_value
@@ -351,6 +351,7 @@ FUNCTIONS.update(functional_ops.FUNCTIONS)
 FUNCTIONS.update(complex_views.FUNCTIONS)
 FUNCTIONS.update(linear_solves.FUNCTIONS)
 FUNCTIONS.update(window_pooling.FUNCTIONS)
+FUNCTIONS.update(einx_ops.FUNCTIONS)
 FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
 FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
 CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

@@ -22,7 +22,7 @@ from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, Te
 from tensorcost_lint.analysis.imports import import_table_from_ast
 
 HEADER = ("import torch\nimport torch.nn.functional as F\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n"
-          "from jax import lax\nimport einops\n")
+          "from jax import lax\nimport einops\nimport einx\n")
 B, S, D = Sym("b"), Sym("s"), Sym("d")
 ENV = {
     "x": TensorFact((B, S, D), "float32", framework="torch"),
@@ -258,6 +258,28 @@ FUNCTION_ROWS.update({
     "torch.unbind_copy": ("torch.unbind_copy(x[:, :2], 1)", ("b d", "b d")), "torch.alias_copy": ("torch.alias_copy(x)", "b s d"),
     "torch.narrow_copy": ("torch.narrow_copy(x, 2, 1, 2)", "b s 2"),
     "torch.split_with_sizes_copy": ("torch.split_with_sizes_copy(x, [1, 3], -1)", ("b s 1", "b s 3")),
+})
+# einx_ops: elementwise ops laid out by their descriptions; a literal 1 is a new axis; a description
+# that is not plain (brackets, `...`), or axes of sizes that cannot be proven equal, is unknown
+FUNCTION_ROWS.update({
+    "einx.add": ('einx.add("b s d, d -> b s d", x, x[0, 0])', "b s d", "float32"),
+    "einx.subtract": ('einx.subtract("j, i -> 1 i j", x[0, 0], x[0, :, 0])', "1 s d", "float32"),
+    "einx.multiply": ('einx.multiply("b s d, -> d s b", x, 2)', "d s b", "float32"),
+    "einx.true_divide": ('einx.true_divide("b s d, b s d -> b s d", x.int(), x.int())', "b s d", None),
+    "einx.divide": ('einx.divide("b s d, b -> s b d", x, x[:, 0, 0])', "s b d", "float32"),
+    "einx.floor_divide": ('einx.floor_divide("b [s] d -> b d", x)', "?"),
+    "einx.maximum": ('einx.maximum("b s d, b t d -> b s d", x, x)', "?"),  # t is no output axis
+    "einx.minimum": ('einx.minimum("a b c, a b c -> c b a", x, x)', "d s b", "float32"),
+    "einx.logaddexp": ('einx.logaddexp("... d, d -> ... d", x, x[0, 0])', "?"),
+    "einx.logical_and": ('einx.logical_and("i j, i j -> i j", m, m)', "s s", "bool"),
+    "einx.logical_or": ('einx.logical_or("i j, j -> j i", m, m[0])', "s s", "bool"),
+    "einx.less": ('einx.less("i, j -> i j", x[0, :, 0], x[0, 0])', "s d", "bool"),
+    "einx.less_equal": ('einx.less_equal("i, j -> i j", x[0, :, 0], x[0, :, 0])', "s s", "bool"),
+    "einx.greater": ('einx.greater("b s d, -> b s d", x, 0)', "b s d", "bool"),
+    "einx.greater_equal": ('einx.greater_equal("s d, d -> s", n, n[0])', "?"),  # d is not in the output
+    "einx.equal": ('einx.equal("i j, j -> i j", m, m[0])', "s s", "bool"),
+    "einx.not_equal": ('einx.not_equal("b s d, b s d -> b s d", x, j)', "b s d", "bool"),
+    "einx.where": ('einx.where("i j, b i j, -> b i j", m, x[:, :, :1].expand(b, s, s), 0.0)', "b s s", "float32"),
 })
 # complex_views: (real, imaginary) pairs viewed as complex and back, and polar coordinates
 FUNCTION_ROWS.update({

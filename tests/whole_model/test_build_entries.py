@@ -238,22 +238,65 @@ def test_auto_model_from_config_equals_flop_counter_mode(tmp_path, capsys):
 
 # -- vision models from the active environment's installed source -----------------------------------------
 
+# x-transformers models as its users build them: (build call, tensorcost inputs, torch inputs). The
+# attention layers are an argument built by another call; `context` reaches the layers only through
+# the wrapper's `**kwargs`.
+X_TRANSFORMERS = {
+    "vit": ("ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10, "
+            "attn_layers=Encoder(dim=64, depth=2, heads=4))",
+            {"img": "float32 batch 3 32 32"}, lambda: {"img": torch.randn(2, 3, 32, 32)}),
+    "cross-attend": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                     "attn_layers=Decoder(dim=64, depth=2, heads=4, cross_attend=True))",
+                     {"x": "int64 batch 16", "context": "float32 batch 8 64"},
+                     lambda: {"x": torch.randint(0, 256, (2, 16)), "context": torch.randn(2, 8, 64)}),
+    "shift-tokens": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                     "attn_layers=Decoder(dim=64, depth=2, heads=4, shift_tokens=1))",
+                     {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "rotary": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+               "attn_layers=Decoder(dim=64, depth=2, heads=4, rotary_pos_emb=True))",
+               {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "gate-values": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                    "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_gate_values=True))",
+                    {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "macaron": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                "attn_layers=Decoder(dim=64, depth=2, heads=4, macaron=True))",
+                {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "relative-position-bias": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                               "attn_layers=Encoder(dim=64, depth=2, heads=4, rel_pos_bias=True))",
+                               {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "alibi": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+              "attn_layers=Decoder(dim=64, depth=2, heads=4, alibi_pos_bias=True))",
+              {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+    "qk-norm": ("TransformerWrapper(num_tokens=256, max_seq_len=64, "
+                "attn_layers=Decoder(dim=64, depth=2, heads=4, attn_qk_norm=True))",
+                {"x": "int64 batch 16"}, lambda: {"x": torch.randint(0, 256, (2, 16))}),
+}
+
+
 @pytest.mark.parametrize("mode", ["inference", "training"])
-def test_an_installed_vision_transformer_built_with_nested_calls(tmp_path, capsys, mode):
-    """x-transformers' ViT, its attention layers an argument built by another call, read from the
-    installed package (`site_packages: auto`)."""
+@pytest.mark.parametrize("case", sorted(X_TRANSFORMERS))
+def test_an_installed_x_transformers_model_built_with_nested_calls(tmp_path, capsys, case, mode):
+    """x-transformers read from the installed package (`site_packages: auto`), built as its users
+    build it, against FlopCounterMode on the same build imported in torch."""
     x_transformers = pytest.importorskip("x_transformers")
-    build = ("x_transformers.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10, "
-             "attn_layers=x_transformers.Encoder(dim=64, depth=2, heads=4))")
-    models = f"  vit:\n    build: \"{build}\"\n    inputs: {{img: \"float32 batch 3 32 32\"}}\n    mode: {mode}\n"
+    from tests.whole_model.model_runs import flop_counter
+
+    build, specs, make_inputs = X_TRANSFORMERS[case]
+    inputs = ", ".join(f"{name}: \"{spec}\"" for name, spec in specs.items())
+    models = (f"  xt:\n    build: \"x_transformers.{build.replace('attn_layers=', 'attn_layers=x_transformers.')}\"\n"
+              f"    inputs: {{{inputs}}}\n    mode: {mode}\n")
     code, records, err = _run(tmp_path, capsys, models, site="auto")
     assert code == 0, err
     torch.manual_seed(0)
-    model = x_transformers.ViTransformerWrapper(image_size=32, patch_size=8, num_classes=10,
-                                                attn_layers=x_transformers.Encoder(dim=64, depth=2, heads=4))
-    reference = counted_flops(model, torch.randn(2, 3, 32, 32), training=mode == "training")
+    model = eval(build, {name: getattr(x_transformers, name) for name in dir(x_transformers)})  # noqa: S307 - our literal
+    model.train(mode == "training")
+    with flop_counter() as counter:
+        out = model(**make_inputs())
+        if mode == "training":
+            out.sum().backward()
     record = records[0]
-    assert record["complete"] is True and record["totals"]["flops"] == reference
+    assert record["complete"] is True, (record["not_followed"], [s for s in record["sites"] if not s["resolved"]])
+    assert record["totals"]["flops"] == counter.get_total_flops()
     from importlib.metadata import version
 
     assert record["packages_read"]["x_transformers"] == version("x-transformers")

@@ -50,7 +50,9 @@ ROWS = {
                 module="class Stages(collections.abc.Sequence):\n    def __init__(self, n):\n        self.n = n\n\n"
                        "    def __len__(self):\n        return self.n\n\n    def __getitem__(self, i):\n        return i"),
     "list": _row("list((4, 5))[1]"),
-    "map": _row("list(map(lambda v: v * 2, [1, 3]))[1]"),
+    # a lambda written in place, then a partial of a function over two zipped lists
+    "map": _row("list(map(lambda v: v * 2, [1, 3]))[1] + list(map(functools.partial(add, 1), [2, 4], [3, 5]))[0]",
+                module="def add(a, b, c):\n    return a + b + c"),
     "max": _row("max(3, 8)"),
     "min": _row("min([9, 4, 6])"),
     "next": _row("next(iter([]), 6)"),

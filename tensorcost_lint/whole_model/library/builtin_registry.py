@@ -43,7 +43,7 @@ BUILTINS = {
     "iter": (known.iter_call,),
     "len": (known.len_call,),
     "list": (made.sequence_call, python_values.listed),
-    "map": (lambdas.mapped,),
+    "map": (lambdas.mapped, known.map_call),
     "max": (known.extreme_call(max),),
     "min": (known.extreme_call(min),),
     "next": (known.next_call,),

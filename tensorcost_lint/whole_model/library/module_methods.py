@@ -1,6 +1,7 @@
 """nn.Module's own methods called on a module of the analysed tree that does not define them.
 
-`module.eval()` and `module.train(mode)` set `training` on the module and every module below it and
+`module.parameters()`, `.buffers()` and the other iterators over what a module registered cost
+nothing and run no model code (their items are not enumerated). `module.eval()` and `module.train(mode)` set `training` on the module and every module below it and
 return the module (torch 2.x `nn.Module.train`); the run's `self.training` reads that flag where it
 was set, and the entry's mode elsewhere. BigBird's `set_attention_type` ends with
 `if not self.training: self.self.eval()`. `.to(...)`, `.float()`, `.cpu()` and the like return
@@ -15,12 +16,21 @@ from . import module_casts
 from ..values.objects import BoolFact, ModuleList
 
 MAX_MODULES = 100_000  # modules set per call: a bound on a hostile tree of modules
+# nn.Module's iterators over what it registered: they run no model code and compute nothing, so the
+# call is no module call left unfollowed; which tensors they yield the run does not enumerate
+# (`next(self.parameters()).device` reads a device, which stays unknown)
+_INTROSPECTION = frozenset({"parameters", "buffers", "named_parameters", "named_buffers", "children",
+                            "named_children", "modules", "named_modules"})
 
 
 def call_module_method(interp, receiver, method: str, args):
     run = interp.run
     if type(receiver) is not SelfFact or run.instance(receiver) is None or run.method_of(receiver, method) is not None:
         return UNHANDLED
+    if method in _INTROSPECTION:
+        for value in [*args.positional, *args.keywords.values()]:
+            interp.eval(value)
+        return None
     if method == "eval" and not args.positional and not args.keywords:
         return _set_training(receiver, False)
     if method == "train" and not args.starred and len(args.positional) + len(args.keywords) <= 1:

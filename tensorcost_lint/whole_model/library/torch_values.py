@@ -6,11 +6,14 @@ as many ints as Python's `range` of the same bounds."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from shape_annotations import BinOp, Const, Polynomial, evaluate_dim, simplify_dim
 
-from ...analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SequenceFact, TensorFact
+from ...analysis.facts import DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact
 from ...analysis.literals import int_value
-from ..values.objects import BoolFact
+from ..values.library_objects import MappingFact
+from ..values.objects import NONE, BoolFact
 
 
 class NumericLimits:
@@ -46,12 +49,26 @@ TRACING_TYPES = frozenset({"torch.fx.Proxy", "torch._subclasses.FakeTensor", "to
                            "torch.fx.proxy.Proxy"})
 TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
+# Python values no tensor is: numbers, strings, tuples and lists, dicts, dtypes, torch modules
+_NOT_TENSORS = (*_NUMBERS, StringFact, SequenceFact, MappingFact, DTypeFact, ModuleFact)
 
 
 def eager_check(interp, args):
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     return BoolFact(False)
+
+
+def is_tensor(interp, args):
+    """`torch.is_tensor(obj)` (Python's `isinstance(obj, torch.Tensor)`): decided when the run knows
+    what obj is — a tensor, or None or a value no tensor is (`scale = 1.` beside a rotary `freqs`);
+    None for a value it does not know."""
+    value = interp.eval(args.get(0, "obj"))
+    for extra in [*args.positional[1:], *(v for k, v in args.keywords.items() if k != "obj")]:
+        interp.eval(extra)
+    if type(value) is TensorFact:
+        return BoolFact(True)
+    return BoolFact(False) if value is NONE or type(value) in _NOT_TENSORS else None
 
 
 def numeric_limits(interp, args):
@@ -92,6 +109,33 @@ def tensor_from_data(interp, args):
     else:
         dtype = None
     return TensorFact(shape, dtype, framework="torch")
+
+
+# torch's legacy constructors: the class called (`torch.Tensor(slopes)`), of the default dtype
+# (None) or their own
+LEGACY_CONSTRUCTORS = {"torch.Tensor": None, "torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
+                       "torch.LongTensor": "int64", "torch.IntTensor": "int32", "torch.BoolTensor": "bool"}
+
+
+def legacy_constructor(interp, args, dtype):
+    """`torch.Tensor(data)` of a sequence of numbers: a 1-d tensor of them (as `torch.tensor`, in the
+    class's dtype); `torch.Tensor(*sizes)` of ints: an uninitialised tensor of those sizes; of a
+    tensor, a tensor of its shape. Anything else (nested data, ints in a name, which may be a
+`torch.Size`) has no shape read here."""
+    values = [interp.eval(value) for value in [*args.positional, *args.keywords.values()]]
+    if args.keywords or args.starred:
+        return TensorFact(None, dtype, framework="torch")
+    if len(values) == 1 and type(values[0]) is TensorFact:
+        return TensorFact(values[0].shape, dtype, framework="torch")
+    if len(values) == 1 and type(values[0]) is SequenceFact:
+        items = values[0].items
+        # ints held in a name may be a torch.Size (`torch.Tensor(x.shape)`: sizes, not data)
+        data = isinstance(args.positional[0], (cst.List, cst.Tuple)) or any(type(i) is not DimFact for i in items)
+        known = data and all(type(item) in _NUMBERS for item in items)
+        return TensorFact((Const(len(items)),) if known else None, dtype, framework="torch")
+    if values and all(type(value) is DimFact for value in values):
+        return TensorFact(tuple(value.dim for value in values), dtype, framework="torch")
+    return TensorFact(None, dtype, framework="torch")
 
 
 def arange(interp, args):

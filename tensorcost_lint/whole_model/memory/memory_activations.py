@@ -30,11 +30,12 @@ import libcst as cst
 
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
+from ..library import pytrees
 from ..library.gradient_inputs import gradient_inputs, layout_storage
 from .index_memory import advanced_index_saved, partial_read
 from .saved_table import FUNCTIONS, METHODS, MODULES, by_rule, storages as _storages
 from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
-from ..values.objects import Embedding, FunctionRef, NoneValue, SiteEntry
+from ..values.objects import BoolFact, Embedding, FunctionRef, NoneValue, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
 from ..values.strides import product
@@ -45,7 +46,9 @@ _RMS_NORM = "torch.nn.functional.rms_norm"
 _IN_PLACE = {cst.MultiplyAssign: "*", cst.DivideAssign: "/"}  # `+=` and `-=` save nothing
 _EMBEDDING = "torch.nn.functional.embedding"
 _DROPOUTS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"})
-_SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint"})  # its entries are the checkpoint's
+# the checkpoint's entries are its own; a pytree function moves values between containers (what
+# `tree_map`'s function runs is recorded op by op)
+_SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint", *pytrees.FUNCTIONS})
 
 
 @dataclass
@@ -87,8 +90,8 @@ class SavedOps:
             (i for i in fact.items if type(i) is TensorFact), None) if type(fact) is SequenceFact else None
         if out is None:
             # a result the run cannot describe (a loss, a scalar): what its op saves still counts
-            # when a gradient flows through it
-            if not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
+            # when a gradient flows through it; a Python bool (`torch.is_tensor(x)`) is no autograd node
+            if type(fact) is BoolFact or not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
                 return
         elif not run.needs_grad(out):
             return

@@ -1,6 +1,6 @@
 """Builtins over values the run knows exactly (known_values.py): `range`, `zip` (also
-`zip(*lists)`), `enumerate`, `iter`/`next`, `callable`, `filter` (calling the filter: a function, a
-partial or an object with its own `__call__`), `any`/`all`, `isinstance`, `len`, `int(flag)`,
+`zip(*lists)`), `enumerate`, `iter`/`next`, `callable`, `filter` and `map` (calling the function: a
+function, a partial or an object with its own `__call__`), `any`/`all`, `isinstance`, `len`, `int(flag)`,
 `max`/`min`, `setattr`, `bool`, `type`. The registry (library/builtin_registry.py) names each
 builtin once, with its readings in order; the builtins that build containers (`list`, `dict`,
 `sorted`, ...) are in known_containers.py, and `functools.partial` and calls of what a call returns
@@ -150,6 +150,20 @@ def filter_call(interp, args):
         if decided:
             kept.append(item)
     return SequenceFact(tuple(kept))
+
+
+def map_call(interp, args):
+    """`map(f, seq, ...)` over known sequences with any callable the run holds (a function, a partial
+    of one, a module object): `f` called on each item (on the items zipped, stopping at the shortest),
+    as the iterator runs when it is consumed; a lambda written in place is lambdas.mapped's."""
+    if args.keywords or args.starred or len(args.positional) < 2:
+        return UNHANDLED
+    function, *sequences = (interp.eval(value) for value in args.positional)
+    columns = [items_of(sequence) for sequence in sequences]
+    if None in columns or callable_value(interp.run, function) is not True:
+        return None
+    return SequenceFact(tuple(call_with_facts(interp, args.positional[0], function, list(row))
+                              for row in zip(*columns)))
 
 
 def any_all_call(want_all: bool):

@@ -88,3 +88,17 @@ def truncated(run, fact):
     """`int(x)` of a known float: Python's truncation toward zero, as an int; None when unknown."""
     value = run.floats.value(fact) if type(fact) is ScalarFact else None
     return None if value is None else int(value)
+
+
+# methods of a Python number the run computes when it knows the number (`math.log2(heads).is_integer()`
+# picks ALiBi's slopes for a power-of-two head count)
+METHODS = frozenset({"is_integer"})
+
+
+def method_call(run, receiver, name: str):
+    """`x.is_integer()` of a number: its truth when x's value is known, None (undecided) when not;
+    UNHANDLED for a receiver that is no number."""
+    if type(receiver) not in (ScalarFact, DimFact, IntFact, BoolFact):
+        return UNHANDLED
+    value = number(run, receiver)
+    return None if value is None else BoolFact(float(value).is_integer())

@@ -252,7 +252,9 @@ def call_partial(interp, node, partial: Partial, args):
     """Call the partial's callee with its bound arguments and the call's, as Python does: bound
     positionals first, call keywords over bound ones."""
     with value_arguments(interp, partial.positional, partial.keywords) as bound:
-        merged = CallArgs([*bound.positional, *args.positional], {**bound.keywords, **args.keywords}, args.starred)
+        # the call's `*seq`/`**mapping` stay spliced: a `**kwargs` read as a positional binds a parameter
+        merged = CallArgs([*bound.positional, *args.positional], {**bound.keywords, **args.keywords}, args.starred,
+                          args.stars)
         if partial.name is not None:
             return call_named(interp, node, merged, partial.name)
         return call_value(interp, node, partial.callee, merged)

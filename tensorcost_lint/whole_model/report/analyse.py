@@ -113,8 +113,10 @@ def analyse_model(entry, config, cli_dims: dict) -> ModelResult:
     keywords = step_inputs(entry.inputs, None, None)  # entry inputs need no gradient
     parameters = {p.name.value for p in [*function.node.params.params, *function.node.params.kwonly_params,
                                          *function.node.params.posonly_params]}
+    # an input the entry takes through `**kwargs` is bound there, as Python binds any other keyword
+    takes_any = isinstance(function.node.params.star_kwarg, cst.Param)
     for name in keywords:
-        if name not in parameters:
+        if name not in parameters and not takes_any:
             raise SourceError(f"{entry.path}: {entry.qualname} has no parameter {name!r} (inputs.{name})")
     switch = serving_switch(entry, parameters)  # a serving run keeps its cache
     if entry.mode == "decode":  # the model's prefill of cache_len tokens, then one token against its cache

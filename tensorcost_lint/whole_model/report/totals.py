@@ -12,6 +12,7 @@ from ...analysis import convolutions
 from ...rules import describe
 from ...costing.site_costs import cost_site
 from ..library.backward_matmuls import backward_flops
+from ..library.einsum_execution import torch_einsum_flops
 from ..values.objects import BackwardMatmul, Called, Checkpointed, Choice, Repeat, SiteEntry, known_count, Visit
 
 MAX_COUNT = 2**63 - 1
@@ -143,6 +144,11 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
         backward = backward if training and any(entry.grads) else 0
     else:
         forward = cost.flops
+        if site.operation == "einsum" and site.framework in ("torch", "einops"):  # eager torch.einsum's own count
+            forward = torch_einsum_flops(cost.plans)
+            if forward is None:
+                return SiteRow(entry, executions, None, None, None, None, None,
+                               "an einsum step over more than two operands: not a path torch executes")
         backward = forward * sum(1 for g in entry.grads[:2] if g) if training else 0
         if training and site.operation == "convolution" and len(entry.grads) > 1 and entry.grads[1]:
             factor = convolutions.weight_gradient_factor(site, sizes)

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ...analysis import tensor_functions
 from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_calls, known_methods, known_values, python_values, registries
+    attribute_presence, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
+    python_values, registries
 )
 from . import choices
 from ..values import installed_source, library_layers
+from ..values.installed_source import searched_in_site
 from ..source import module_bindings
-from ..library import builtin_registry, module_casts, module_methods, object_attributes, torch_values
+from ..library import builtin_registry, module_casts, module_methods, object_attributes, pytrees, torch_values
 from ..values.library_objects import IntFact, InstanceDict, MappingFact, RecordFact, RegistryRef, SuperRef, \
     TorchFunction
 from ..library.checkpointing import call_checkpoint, is_checkpoint_call
@@ -34,10 +37,18 @@ class CallDispatch:
             return torch_values.arange(self, args)
         if name in torch_values.TENSOR_FUNCTIONS:
             return torch_values.tensor_from_data(self, args)
+        if name in torch_values.LEGACY_CONSTRUCTORS:
+            return torch_values.legacy_constructor(self, args, torch_values.LEGACY_CONSTRUCTORS[name])
         if name in torch_values.LIMITS_FUNCTIONS:
             return torch_values.numeric_limits(self, args)
         if name in torch_values.EAGER_CHECKS:
             return torch_values.eager_check(self, args)
+        if name == "torch.is_tensor":
+            return torch_values.is_tensor(self, args)
+        if name in pytrees.FUNCTIONS:
+            return pytrees.FUNCTIONS[name](self, args)
+        if name in tensor_functions.FUNCTIONS and searched_in_site(name.split(".")[0]):
+            return UNHANDLED  # an installed library's op the table models (einx's): read from it, not the source
         if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`
             if imported is not None:
@@ -51,6 +62,15 @@ class CallDispatch:
             return self.torch_module(name, args)
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
+        if kind is cst.Attribute and func.attr.value in known_floats.METHODS and not args.positional \
+                and not args.keywords and (type(func.value) is cst.Call or _pure(func.value, self.env)):
+            receiver = self.eval(func.value)
+            number = known_floats.method_call(run, receiver, func.attr.value)  # `math.log2(h).is_integer()`
+            if number is not UNHANDLED:
+                return number
+            if type(func.value) is cst.Call:  # the receiver, evaluated once, is no number: its own method
+                method = self.attribute_of(receiver, func.attr.value)
+                return run.call_function(self, node, method, args) if type(method) is FunctionRef else None
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
@@ -66,6 +86,10 @@ class CallDispatch:
             if type(receiver) in (TensorFact, RecordFact, MappingFact) or receiver is CONFIG \
                     and run.method_of(CONFIG, func.attr.value) is None:
                 return UNHANDLED  # a method of a value: the transfer tables read it
+        if kind is cst.Attribute and func.attr.value == "__new__":
+            made = object_creation.object_new(self, node, args)  # `super().__new__(cls)` in a `__new__`
+            if made is not UNHANDLED:
+                return made
         if kind is cst.Attribute and type(func.value) is cst.Call and _is_super(func.value):
             receiver = self.eval(func.value)
             method = self.attribute_of(receiver, func.attr.value)  # `super().forward(x)`

@@ -5,15 +5,19 @@ recursion, the work budget) and memoised by the caller's argument facts. A mixin
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import libcst as cst
 
 from ...analysis.facts import CONFIG, ModuleFact, SelfFact, SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
-from ..python import call_binding, class_decorators, python_values
+from ..python import call_binding, class_decorators, object_creation, python_values
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
 from ..values.inheritance import find_method, plain_class, torch_base
 from ..python.output_records import construct_record
-from ..values.objects import NONE, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, Visit
+from ..values.library_objects import MappingFact
+from ..values.objects import NONE, ClassRef, Embedding, FreshObject, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, \
+    Visit
 from ..values.optional_values import MaybeNone
 from ..values.source_error import StackExhausted
 
@@ -106,6 +110,9 @@ class CodeCalls:
         return UNHANDLED
 
     def construct(self, interp, node, class_ref, args):
+        new = object_creation.new_method(self, class_ref)
+        if new is not None:
+            return self._created_by_new(interp, class_ref, new, args)
         if find_method(self, class_ref.source, class_ref.node, "__init__") is None:
             base = torch_base(self, class_ref.source, class_ref.node)
             if base is not None:  # `class Proj(nn.Linear): ...` with no __init__: torch's builds it
@@ -117,6 +124,43 @@ class CodeCalls:
         if record is not None:
             return record
         return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
+
+    def _created_by_new(self, interp, class_ref, new, args):
+        """`cls(...)` of a class whose chain defines `__new__`: it runs as part of the construction,
+        and `__init__` follows only on a new object of the class it makes (object_creation.py)."""
+        positional, keywords = self._evaluate_args(interp, args)
+        if self.building >= MAX_BUILD_NESTING:
+            self.limit_at(FunctionRef(new[0], new[1]), f"{class_ref.node.name.value}()",
+                          f"constructors nested more than {MAX_BUILD_NESTING} deep: not built (a recursive build)")
+            return None
+        with self._constructing(new[0]):
+            made = self._run_function(new[0], new[1], None, [class_ref, *positional], keywords, False)
+        if type(made) is FreshObject:
+            if made.cls.node is not class_ref.node:
+                return None  # an object of another class, left uninitialised: not modelled
+            return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
+        return made  # another object (a plain layer): Python runs no `__init__` of the class on it
+
+    @contextmanager
+    def _constructing(self, source):
+        """Inside a constructor: its calls are bounded as a build's (MAX_BUILD_CALL_DEPTH and the
+        rest) and cost nothing the totals count."""
+        forward_build = self.forward_build
+        if self.building == 0:
+            self.forward_build = bool(self.frames)  # called by running code: MAX_FORWARD_BUILD_CALL_DEPTH
+        self.building += 1
+        calls, self.build_calls = self.build_calls, 0
+        factory, self.factory = self.factory, False
+        built_file, self.build_file = self.build_file, source
+        try:
+            with self.collecting([]):  # building costs nothing we count
+                yield
+        finally:
+            self.building -= 1
+            self.build_calls = calls
+            self.factory = factory
+            self.build_file = built_file
+            self.forward_build = forward_build
 
     def build(self, source, cls, positional, keywords, *, read_missing_as_dims: bool):
         self_fact = SelfFact({})
@@ -134,24 +178,9 @@ class CodeCalls:
             return self_fact
         if found is not None:
             init_source, init = found
-            forward_build = self.forward_build
-            if self.building == 0:
-                self.forward_build = bool(self.frames)  # called by running code: MAX_FORWARD_BUILD_CALL_DEPTH
-            self.building += 1
-            calls, self.build_calls = self.build_calls, 0
-            factory, self.factory = self.factory, False
-            built_file, self.build_file = self.build_file, source
             limits = len(self.limits)
-            try:
-                with self.collecting([]):  # building costs nothing we count
-                    self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims,
-                                       closure)
-            finally:
-                self.building -= 1
-                self.build_calls = calls
-                self.factory = factory
-                self.build_file = built_file
-                self.forward_build = forward_build
+            with self._constructing(source):
+                self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims, closure)
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
                 self.incomplete_objects.add(id(self_fact))
             grown = [name for name, value in self_fact.attributes.items() if type(value) is python_values.GrowingList]
@@ -305,6 +334,10 @@ def _first_parameter(function: cst.FunctionDef) -> str | None:
 def _key(value):
     if type(value) is TensorFact:
         return _Same(value)
+    if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
+        return ("sequence", tuple(_key(item) for item in value.items), value.names)
+    if type(value) is MappingFact:
+        return ("mapping", tuple((key, _key(item)) for key, item in value.items))
     if type(value) is MaybeNone:
         return ("optional", _key(value.value))
     try:

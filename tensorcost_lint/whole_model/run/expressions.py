@@ -128,21 +128,17 @@ def repeat_sequence(run, left, right):
     return SequenceFact(sequence.items * times)
 
 
-def _slice_bounds(node: cst.Slice, interp=None):
-    """The slice of literal bounds, or (with `interp`) of bounds that are known ints
-    (`layer_types[0:first_shared][::-1]`); None when any is not known."""
-    values = []
+def _slice_bounds(interp, node: cst.Slice):
+    """The slice when each bound is a literal or a value known to be an int (`splitted[:segments]`
+    with `segments = len(shifts)`); None otherwise. Each bound is evaluated once, here."""
+    values, known = [], True
     for part in (node.lower, node.upper, node.step):
-        if part is None:
-            values.append(None)
-            continue
-        value = int_value(part)
-        if value is None and interp is not None and known_values.side_effect_free(part):
+        value = None if part is None else int_value(part)
+        if part is not None and value is None:
             value = known_values.int_of(interp.run, interp.eval(part))
-        if value is None:
-            return None
+            known = known and value is not None
         values.append(value)
-    return slice(*values)
+    return slice(*values) if known and values[2] != 0 else None
 
 
 def subscript(interp, node: cst.Subscript):
@@ -162,7 +158,7 @@ def subscript(interp, node: cst.Subscript):
     part = elements[0].slice
     if type(value) is SequenceFact:
         if isinstance(part, cst.Slice):
-            bounds = _slice_bounds(part, interp)
+            bounds = _slice_bounds(interp, part)
             return SequenceFact(value.items[bounds]) if bounds is not None else None
         index = int_value(part.value)
         if index is None:
@@ -174,9 +170,8 @@ def subscript(interp, node: cst.Subscript):
         return _module_item(interp, value, part)
     if isinstance(part, cst.Slice) and type(value) is RecordFact:
         present = output_records.present_values(value)  # `sequence_output, pooled_output = outputs[:2]`
-        bounds = _slice_bounds(part)
+        bounds = _slice_bounds(interp, part)
         if present is None or bounds is None:
-            interp.walk(part)
             return None
         return SequenceFact(tuple(present[bounds]))
     if isinstance(part, cst.Slice):

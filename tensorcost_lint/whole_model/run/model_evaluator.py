@@ -64,9 +64,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
                     updated_in_place(run, self, node, flowed)
-                elif flowed and type(fact) is SequenceFact and not by_tree_code:
-                    # an op's tuple (each item from every operand); a tuple the tree's code returns
-                    # holds items each computed from its own (`return out, state`: out is not from state)
+                elif flowed and type(fact) is SequenceFact and not by_tree_code and type(node) not in (cst.Tuple, cst.List):
+                    # an op's tuple (each item from every operand); one the tree's code returns (`return out,
+                    # state`) or a display (`q_in, k_in = x, context`) holds items each computed from its own
                     for item in fact.items:  # `q, k, v = self.c_attn(x).split(...)`
                         run.mark(item, flowed, merge)
                 run.saved_ops.observe(run, self, node, fact)  # what the op saves (memory_activations)

@@ -77,3 +77,17 @@ class WholeSlice:
 
 
 WHOLE_SLICE = WholeSlice()
+
+
+@dataclass(frozen=True)
+class TreeSpec:
+    """The structure `torch.utils._pytree.tree_flatten` returns beside the leaves: a leaf, or a
+    tuple/list (`names`: a named tuple's fields) or dict (`keys`) node over its children's specs."""
+
+    kind: str  # "leaf" | "sequence" | "mapping"
+    children: tuple = ()
+    context: tuple = ()  # a sequence's names, a mapping's keys in their order
+
+    @property
+    def leaves(self) -> int:
+        return 1 if self.kind == "leaf" else sum(child.leaves for child in self.children)

@@ -88,6 +88,14 @@ class ClassRef:
     node: object  # cst.ClassDef
 
 
+@dataclass(frozen=True)
+class FreshObject:
+    """What `super().__new__(cls)` returns in a class's `__new__` when object's makes it: an object
+    of `cls` no `__init__` has run on yet (the call `cls(...)` runs it next, as Python does)."""
+
+    cls: ClassRef
+
+
 # -- cost summaries: what one run of a function costs, as a tree of entries ----------------------
 
 @dataclass
