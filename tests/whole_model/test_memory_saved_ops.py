@@ -112,3 +112,14 @@ def test_routed_experts_activations_equal_autograds(tmp_path, capsys, cls):
     record = model_record(tmp_path, capsys, MOE_DIMS, f"{MOE}:{cls}.forward", {"x": "float32 B T hidden_size"},
                           "training", GROUPED)
     assert record["totals"]["memory"]["activations"] == expected
+
+
+def test_modules_an_nn_sequential_runs_save_what_they_save_when_called(tmp_path, capsys):
+    """GELU's input, the second linear's input, the layer norm's input and row statistics and
+    tanh's result, through nn.Sequential's own forward (the GELU's input was missed: 25% short)."""
+    torch.manual_seed(0)
+    model = models.SequentialMlp(DIMS["d"])
+    x = torch.randn(DIMS["B"], DIMS["T"], DIMS["d"])
+    expected = _saved(model, x)
+    memory = _memory(tmp_path, capsys, "SequentialMlp", {"x": "float32 B T d"})
+    assert memory["activations"] == expected

@@ -195,6 +195,7 @@ class ModuleCalls:
                 if self.needs_grad(fact) or self.has_parameters(module):
                     self.mark(out, [fact])
                 self.live.applied(module, fact, out)  # its storage and temporaries (memory_live)
+                self.saved_ops.applied(self, interp, node, module, fact, out)  # what it keeps (memory_activations)
                 return out
             return None
         finally:

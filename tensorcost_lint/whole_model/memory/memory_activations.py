@@ -33,8 +33,9 @@ from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, Sequenc
 from ..library import pytrees
 from ..library.gradient_inputs import gradient_inputs, layout_storage
 from .index_memory import advanced_index_saved, partial_read
-from .saved_table import FUNCTIONS, METHODS, MODULES, by_rule, storages as _storages
-from .dropout_memory import alias as _alias, argument as _argument, dropout_saved, functional_dropout
+from .module_saved import layer_norm_saved as _layer_norm, module_saved, rms_norm_saved as _rms_norm
+from .saved_table import FUNCTIONS, METHODS, by_rule, storages as _storages
+from .dropout_memory import argument as _argument, functional_dropout
 from ..values.objects import BoolFact, Embedding, FunctionRef, NoneValue, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
@@ -45,7 +46,6 @@ _CROSS_ENTROPY = "torch.nn.functional.cross_entropy"
 _RMS_NORM = "torch.nn.functional.rms_norm"
 _IN_PLACE = {cst.MultiplyAssign: "*", cst.DivideAssign: "/"}  # `+=` and `-=` save nothing
 _EMBEDDING = "torch.nn.functional.embedding"
-_DROPOUTS = frozenset({"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"})
 # the checkpoint's entries are its own; a pytree function moves values between containers (what
 # `tree_map`'s function runs is recorded op by op)
 _SKIPPED = frozenset({"torch.utils.checkpoint.checkpoint", *pytrees.FUNCTIONS})
@@ -79,6 +79,7 @@ class SavedOps:
 
     unknown: list = field(default_factory=list)
     seen: dict = field(default_factory=dict)  # id(node) -> ids of its operand facts (an op evaluated twice)
+    applied_outputs: dict = field(default_factory=dict)  # id(result) -> result of a module `applied` recorded
     temporary: tuple = ()  # what the op being read allocates in its backward, set by its rule
 
     def observe(self, run, interp, node, fact) -> None:
@@ -93,8 +94,8 @@ class SavedOps:
             # when a gradient flows through it; a Python bool (`torch.is_tensor(x)`) is no autograd node
             if type(fact) is BoolFact or not (isinstance(node, cst.Call) and _reads_gradient(run, node)):
                 return
-        elif not run.needs_grad(out):
-            return
+        elif not run.needs_grad(out) or self.applied_outputs.get(id(out)) is out:
+            return  # no gradient; or a module the run applied, recorded there (`getattr(self, name)(x)`)
         try:
             saved = self._saved(run, interp, node, out)
         except Exception as error:  # noqa: BLE001 - counting memory never costs the model its FLOPs
@@ -116,6 +117,29 @@ class SavedOps:
                 read.module = run.module
                 run.add(read)
                 run.grad_flow.output(read, out)  # its backward runs only when the view's gradient does
+
+    def applied(self, run, interp, node, module, fact, out) -> None:
+        """A leaf torch module run with no call of its own in the code (an item of nn.Sequential,
+        at the Sequential's call `node`): what it saves, as `module(fact)` would."""
+        if run.mode != "training" or run.building or run.no_grad or type(out) is not TensorFact \
+                or not run.needs_grad(out):
+            return
+        try:
+            saved, temporary = module_saved(run, module, [fact], out)
+        except Exception as error:  # noqa: BLE001 - counting memory never costs the model its FLOPs
+            saved, temporary = f"internal error: {type(error).__name__}", ()
+        if isinstance(saved, str):
+            self._unknown(interp, node, saved)
+            return
+        if saved:
+            layout = run.storage.layout(fact) if type(fact) is TensorFact else None
+            inputs = ((None if layout.sizes is None else product(layout.sizes), fact.dtype),) \
+                if layout is not None and not layout.storage.parameter and run.needs_grad(fact) else ()
+            entry = OpSaved(run.module, tuple(saved), layout_storage(run.storage, out), inputs, temporary,
+                            run.paths.get(id(module)))
+            run.add(entry)
+            run.grad_flow.output(entry, out)
+            self.applied_outputs[id(out)] = out
 
     def augmented(self, run, interp, node, result) -> None:
         """`x *= y`, `x /= y`: torch's in-place mul_/div_ save what `x * y` saves (y, the number
@@ -169,33 +193,8 @@ class SavedOps:
         if type(callee) is Embedding:
             return _storages(tracker, args[:1])
         if type(callee) is ModuleFact:
-            kind = run.parameters.classes.get(id(callee))
-            if kind in _DROPOUTS:
-                return dropout_saved(run, run.parameters.dropout_p.get(id(callee)), out, args)
-            if kind == "Identity":
-                return _alias(tracker, out, args[:1])
-            if kind == "LayerNorm":
-                rank = run.parameters.norm_rank.get(id(callee))
-                if rank is None:
-                    return "nn.LayerNorm over a normalized_shape that is not known"
-                return _layer_norm(tracker, args[0] if args else None, SequenceFact((None,) * rank))
-            if kind == "NewGELUActivation":
-                saved = _new_gelu(tracker, args[:1], out)
-                if not isinstance(saved, str):  # its last product's backward makes a gradient for each factor
-                    self.temporary = ((saved[1].numel, saved[1].dtype),)
-                return saved
-            if kind == "RMSNorm":
-                rank = run.parameters.norm_rank.get(id(callee))
-                if rank is None:
-                    return "nn.RMSNorm over a normalized_shape that is not known"
-                held = run.parameters.held.get(id(callee), (None, None))[1]
-                if held is None or isinstance(held, str):
-                    return "nn.RMSNorm whose weight is not known"
-                return _rms_norm(tracker, args[0] if args else None, rank, bool(held))
-            what = MODULES.get(kind)
-            if what is None:
-                return f"nn.{kind or 'module'} (what it saves is not in tensorcost's table)"
-            return by_rule(tracker, what, args, out)
+            saved, self.temporary = module_saved(run, callee, args, out)
+            return saved
         if name in _SKIPPED:
             return ()
         if name == _LAYER_NORM:
@@ -293,53 +292,6 @@ def _binary_facts(run, op: str, left, right):
         if op == "/":
             saved.append(left)
     return _storages(tracker, saved)
-
-
-def _new_gelu(tracker, inputs, out):
-    """transformers' NewGELUActivation, `0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 *
-    torch.pow(x, 3.0))))` (activations.py): its ops save x (pow), tanh's result, `0.5 * x` and `1 + tanh`
-    (the last product), and the three Python numbers they multiply by."""
-    x = inputs[0] if inputs and type(inputs[0]) is TensorFact else None
-    layout = tracker.ensure(x) if x is not None else None
-    if layout is None or layout.sizes is None:
-        return "NewGELUActivation of a tensor of unknown size"
-    numel = product(layout.sizes)
-    made = [tracker.copy_storage(numel, x.dtype) for _ in range(3)]  # tanh(...), 0.5 * x, 1.0 + tanh(...)
-    numbers = [tracker.copy_storage(1, "float64") for _ in range(3)]
-    return (layout.storage, *made, *numbers)
-
-
-def _rms_norm(tracker, x, rank: int, affine: bool):
-    """torch's rms_norm as its CPU composite runs it (pow, mean, add_, rsqrt, mul, type_as, then the
-    product with the weight): the input, upcast to float32 first when narrower (the copy is what pow
-    and mul keep); the reciprocal root of each normalised row, in that float type; with a weight, the
-    normalised input in its own dtype (what the product with the weight keeps)."""
-    layout = tracker.ensure(x) if type(x) is TensorFact else None
-    if layout is None or layout.sizes is None or rank > len(layout.sizes):
-        return "rms norm of a tensor of unknown size"
-    dtype = x.dtype or getattr(tracker.run, "default_dtype", None)
-    numel, rows = product(layout.sizes), product(layout.sizes[:len(layout.sizes) - rank])
-    narrow = dtype in ("bfloat16", "float16")
-    kept = [tracker.copy_storage(numel, "float32") if narrow else layout.storage,
-            tracker.copy_storage(rows, "float32" if narrow else dtype)]
-    if affine:
-        kept.append(tracker.copy_storage(numel, dtype))
-    return tuple(kept)
-
-
-def _layer_norm(tracker, x, shape_arg):
-    layout = tracker.ensure(x) if type(x) is TensorFact else None
-    if layout is None or layout.sizes is None:
-        return "layer norm of a tensor of unknown size"
-    if type(shape_arg) is SequenceFact:
-        rank = len(shape_arg.items)
-    elif type(shape_arg) is DimFact:
-        rank = 1
-    else:
-        return f"layer norm over a normalized_shape that is not known ({type(shape_arg).__name__})"
-    rows = product(layout.sizes[:len(layout.sizes) - rank])
-    dtype = x.dtype  # float32 for float32 input; a half input keeps float32 statistics on CUDA only
-    return (layout.storage, tracker.copy_storage(rows, dtype), tracker.copy_storage(rows, dtype))
 
 
 def _cross_entropy(tracker, args, keywords):
