@@ -23,6 +23,7 @@ from ..source.lazy_definitions import parse_piece
 from ..values.pure_expressions import side_effect_free
 from ..values.library_objects import IntFact
 from ..values.objects import BoolFact, FunctionRef
+from .registries import constant_fact
 
 # decorators that make a method an attribute computed on each read (functools' cached one reads the
 # same the first time, which is the only read a run makes of one object's attribute)
@@ -178,9 +179,6 @@ def class_constant(run, instance, name: str, missing=None):
     """`obj.name` read from its class when the first class of the chain binding `name` assigns it a
     literal (`is_sliding = False`, `model_type = "llama"`, `bias: bool = True`, `scale = 0.5`): its
     fact; `missing` when it binds it otherwise (a method, a computed value) or not at all."""
-    from ..values.objects import BoolFact, NONE
-    from ...analysis.facts import StringFact
-
     for _, node in _chain(run, instance.source, instance.class_name):
         bound = _defines(node, name)
         if not bound:
@@ -189,18 +187,8 @@ def class_constant(run, instance, name: str, missing=None):
         value = getattr(statement, "value", None) if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
         if not isinstance(value, ast.Constant):
             return missing
-        constant = value.value
-        if constant is None:
-            return NONE
-        if type(constant) is bool:
-            return BoolFact(constant)
-        if type(constant) is str:
-            return StringFact(constant)
-        if type(constant) is int:
-            return DimFact(Const(constant)) if constant >= 1 else IntFact(constant)
-        if type(constant) is float:  # `default_fraction = 1.0`: a float whose value the run keeps
-            return run.floats.make(constant)
-        return missing
+        fact = constant_fact(run, value.value)  # `default_fraction = 1.0`: a float whose value the run keeps
+        return missing if fact is None else fact
     return missing
 
 

@@ -121,7 +121,7 @@ def call_lookup(run, interp, registry_ref: RegistryRef, method: str, args):
 
 def _value(run, interp, registry_ref, node, source):
     if isinstance(node, ast.Constant) and not registry_ref.instantiates:
-        return _constant(run, node.value)  # `KIND_WIDTHS = {"wide": 24}`: a table of numbers or strings
+        return constant_fact(run, node.value)  # `KIND_WIDTHS = {"wide": 24}`: a table of numbers or strings
     if isinstance(node, ast.Tuple) and node.elts:  # `(ClippedGELUActivation, {"min": -10})`
         node = node.elts[0]
     resolved = None
@@ -150,8 +150,9 @@ def _value(run, interp, registry_ref, node, source):
     return None
 
 
-def _constant(run, value):
-    """The fact of a literal a table holds, as a class body's literal reads (class_members)."""
+def constant_fact(run, value):
+    """The fact of a Python literal a module-level table or a class body holds (None: not a literal
+    the run reads)."""
     if value is None:
         return NONE
     if type(value) is bool:
