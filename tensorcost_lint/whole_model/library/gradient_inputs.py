@@ -31,9 +31,14 @@ def gradient_inputs(run, node) -> tuple:
         operands = [a.value for a in node.args]
         if isinstance(node.func, cst.Attribute):
             operands.insert(0, node.func.value)
+    return operand_gradients(run, [facts.get(id(operand)) for operand in operands])
+
+
+def operand_gradients(run, operands) -> tuple:
+    """(elements, dtype) of each operand fact that is a tensor needing a gradient and no parameter,
+    once each (gradient_inputs of an op's node; a module nn.Sequential runs has its input alone)."""
     found, seen = [], set()
-    for operand in operands:
-        fact = facts.get(id(operand))
+    for fact in operands:
         if type(fact) is not TensorFact or id(fact) in seen or not run.needs_grad(fact):
             continue
         seen.add(id(fact))

@@ -21,14 +21,14 @@ class GradientBuffers:
     backward's node n-1 and before node n in forward order (so in the backward, after node n)."""
 
     def __init__(self) -> None:
-        self.reads: dict = {}  # position -> [(key, bytes, token)]
+        self.reads: dict = {}  # position -> [((token of the tensor's storage, its identity), bytes)]
         self.makers: dict = {}  # token -> sorted indices of the nodes that made it
         self.live: dict = {}  # key -> bytes of its buffer
         self.total = 0
         self.release_at: dict = {}  # node index -> keys whose buffer flows into that node
 
-    def read(self, position: int, key, size: int, token) -> None:
-        self.reads.setdefault(position, []).append((key, size, token))
+    def read(self, position: int, key, size: int) -> None:
+        self.reads.setdefault(position, []).append((key, size))
 
     def made(self, index: int, token) -> None:
         self.makers.setdefault(token, []).append(index)
@@ -42,14 +42,14 @@ class GradientBuffers:
         """The reads' backward after node `position` (before the next); `live_without`: what else is
         live then. The most live at one moment of it (0 when there is none)."""
         best = 0
-        for key, size, token in self.reads.get(position, ()):
+        for key, size in self.reads.get(position, ()):
             if key in self.live:  # the new gradient and the sum, beside the old buffer
                 best = max(best, live_without + self.total + 2 * size)
                 continue
             best = max(best, live_without + self.total + size)
             self.live[key] = size
             self.total += size
-            makers = self.makers.get(token, ())
+            makers = self.makers.get(key[0], ())  # the makers of its storage
             made = bisect_left(makers, position) - 1  # its maker: the last node before the read
             if made >= 0:
                 self.release_at.setdefault(makers[made], []).append(key)

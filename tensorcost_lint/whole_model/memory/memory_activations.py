@@ -31,9 +31,9 @@ import libcst as cst
 from ...analysis import multihead_attention
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ..library import pytrees
-from ..library.gradient_inputs import gradient_inputs, layout_storage
+from ..library.gradient_inputs import gradient_inputs, layout_storage, operand_gradients
 from .index_memory import advanced_index_saved, partial_read
-from .module_saved import layer_norm_saved as _layer_norm, module_saved, rms_norm_saved as _rms_norm
+from .module_saved import layer_norm_saved as _layer_norm, module_saved, normalized_rank, rms_norm_saved as _rms_norm
 from .saved_table import FUNCTIONS, METHODS, by_rule, storages as _storages
 from .dropout_memory import argument as _argument, functional_dropout
 from ..values.objects import BoolFact, Embedding, FunctionRef, NoneValue, SiteEntry
@@ -115,8 +115,7 @@ class SavedOps:
             read = partial_read(run.storage, node, out)
             if read is not None:
                 read.module = run.module
-                run.add(read)
-                run.grad_flow.output(read, out)  # its backward runs only when the view's gradient does
+                _record(run, read, out)  # its backward runs only when the view's gradient does
 
     def applied(self, run, interp, node, module, fact, out) -> None:
         """A leaf torch module run with no call of its own in the code (an item of nn.Sequential,
@@ -132,13 +131,8 @@ class SavedOps:
             self._unknown(interp, node, saved)
             return
         if saved:
-            layout = run.storage.layout(fact) if type(fact) is TensorFact else None
-            inputs = ((None if layout.sizes is None else product(layout.sizes), fact.dtype),) \
-                if layout is not None and not layout.storage.parameter and run.needs_grad(fact) else ()
-            entry = OpSaved(run.module, tuple(saved), layout_storage(run.storage, out), inputs, temporary,
-                            run.paths.get(id(module)))
-            run.add(entry)
-            run.grad_flow.output(entry, out)
+            _record(run, OpSaved(run.module, tuple(saved), layout_storage(run.storage, out),
+                                 operand_gradients(run, [fact]), temporary, run.paths.get(id(module))), out)
             self.applied_outputs[id(out)] = out
 
     def augmented(self, run, interp, node, result) -> None:
@@ -157,9 +151,7 @@ class SavedOps:
         old = tracker.layout(left) if type(left) is TensorFact else None
         saved = tuple(tracker.copy_storage(s.numel, s.dtype) if old is not None and s is old.storage else s for s in saved)
         if saved:
-            entry = OpSaved(run.module, saved, layout_storage(tracker, result), gradient_inputs(run, node))
-            run.add(entry)
-            run.grad_flow.output(entry, result)
+            _record(run, OpSaved(run.module, saved, layout_storage(tracker, result), gradient_inputs(run, node)), result)
 
     def _unknown(self, interp, node, what: str) -> None:
         line = interp.ctx.position(node)[0]
@@ -211,8 +203,8 @@ class SavedOps:
         if name == "torch.nn.functional.dropout":
             return functional_dropout(run, interp, node, out, args[:1] or [keywords.get("input")])
         if name == _RMS_NORM:
-            shape = interp.eval(_argument(node, 1, "normalized_shape")) if _argument(node, 1, "normalized_shape") else None
-            rank = len(shape.items) if type(shape) is SequenceFact else 1 if type(shape) is DimFact else None
+            shape_node = _argument(node, 1, "normalized_shape")
+            rank = normalized_rank(interp.eval(shape_node) if shape_node is not None else None)
             if rank is None:
                 return "rms norm over a normalized_shape that is not known"
             weight = args[2] if len(args) > 2 else keywords.get("weight")
@@ -231,6 +223,12 @@ class SavedOps:
         if name is None:
             return ()  # a call the run did not follow: its cost is listed as not followed
         return f"{name} (what it saves is not in tensorcost's table)"
+
+
+def _record(run, entry, out) -> None:
+    """An entry of what the backward keeps, kept only while the backward can reach `out`."""
+    run.add(entry)
+    run.grad_flow.output(entry, out)
 
 
 def _reads_gradient(run, node: cst.Call) -> bool:

@@ -145,9 +145,8 @@ class _Walk:
                 self._op(entry)
             elif kind is PartialRead:
                 if entry.storages:  # emptied when the backward never reaches the view
-                    token = self.instances.token(entry.storages[0])
-                    self.buffers.read(len(self.nodes), (token, entry.receiver), self._bytes(entry.elements, entry.dtype),
-                                      token)
+                    key = (self.instances.token(entry.storages[0]), entry.receiver)
+                    self.buffers.read(len(self.nodes), key, self._bytes(entry.elements, entry.dtype))
             elif kind is Repeat:
                 count = known_count(entry.count, self.sizes)
                 if count is None:
@@ -157,13 +156,13 @@ class _Walk:
                     if len(self.nodes) != before:
                         raise PeakUnknown("a loop's trip count is not known")
                     continue
-                outer = self.iteration
+                enclosing = self.iteration
                 for index in range(count):
-                    self.iteration = outer + (index,)
+                    self.iteration = enclosing + (index,)
                     for storage in entry.carried:
                         self.instances.create(storage, 1)
                     self.walk(entry.entries)
-                self.iteration = outer
+                self.iteration = enclosing
             elif kind is Choice:
                 # a branch neither side of which runs a backward node changes nothing that lives
                 before = len(self.nodes)

@@ -76,15 +76,20 @@ def rms_norm_saved(tracker, x, rank: int, affine: bool):
     return tuple(kept)
 
 
+def normalized_rank(shape_arg) -> int | None:
+    """How many trailing dims a norm's `normalized_shape` covers: a tuple's length, one for a single
+    size; None when not known."""
+    if type(shape_arg) is SequenceFact:
+        return len(shape_arg.items)
+    return 1 if type(shape_arg) is DimFact else None
+
+
 def layer_norm_saved(tracker, x, shape_arg):
     layout = tracker.ensure(x) if type(x) is TensorFact else None
     if layout is None or layout.sizes is None:
         return "layer norm of a tensor of unknown size"
-    if type(shape_arg) is SequenceFact:
-        rank = len(shape_arg.items)
-    elif type(shape_arg) is DimFact:
-        rank = 1
-    else:
+    rank = normalized_rank(shape_arg)
+    if rank is None:
         return f"layer norm over a normalized_shape that is not known ({type(shape_arg).__name__})"
     rows = product(layout.sizes[:len(layout.sizes) - rank])
     dtype = x.dtype  # float32 for float32 input; a half input keeps float32 statistics on CUDA only

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ...analysis.facts import DimFact, IntFact, ScalarFact, TensorFact
 from .index_memory import returned_indices
+from ..values.strides import product
 
 INPUT = "input"
 RESULT = "result"
@@ -119,10 +120,7 @@ def by_rule(tracker, what: str, args, out, result=None, keywords=None):
         layout = tracker.ensure(first) if first is not None else None
         if layout is None or layout.sizes is None:
             return "log-sigmoid of a tensor of unknown size"
-        elements = 1
-        for size in layout.sizes:
-            elements *= size
-        return (layout.storage, tracker.copy_storage(elements, first.dtype))
+        return (layout.storage, tracker.copy_storage(product(layout.sizes), first.dtype))
     if what in (MASK, CONDITION, INDEX, INPUT_INDEX):
         position = {MASK: 1, CONDITION: 0, INDEX: 2, INPUT_INDEX: 2}[what]
         name = {MASK: "mask", CONDITION: "condition", INDEX: "index", INPUT_INDEX: "index"}[what]
