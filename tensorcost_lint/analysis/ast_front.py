@@ -38,8 +38,9 @@ _AUGMENTED = {ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst
 class Converter(ExpressionBuilder):
     """Builds one unit's LibCST statements from its stdlib ones (expressions: ExpressionBuilder)."""
 
-    def __init__(self, source: SourceText, ctx: AstUnitContext, indent: str = "", consume: bool = False) -> None:
-        super().__init__(source, ctx, compact=consume)
+    def __init__(self, source: SourceText, ctx: AstUnitContext, indent: str = "", consume: bool = False,
+                 compact: bool = False) -> None:
+        super().__init__(source, ctx, compact=consume or compact)
         self.indent = indent  # the indentation of the statement being built (LibCST's indent tokens)
         # consume: each statement list lets go of a statement once it is built (the caller owns the
         # stdlib tree and reads it no more): a 100,000-statement unit never holds both whole trees
@@ -246,7 +247,9 @@ def convert_definition(settings, recorder, source: SourceText, statement):
     """(unit context, LibCST def or class) for one definition of the file, at any depth (a method
     as well); raises Unsupported. Positions and code are the file's, through the context."""
     ctx = AstUnitContext(settings, recorder, None, 0, source=source)
-    converter = _DefinitionConverter(source, ctx)
+    # compact: the built tree keeps places, not stdlib nodes, so the caller may let go of the
+    # definition's stdlib body (lazy_definitions releases a long one once it is built)
+    converter = _DefinitionConverter(source, ctx, compact=True)
     if not source.starts_line(statement):
         raise Unsupported("a statement after `;`")
     converter.enter(statement, source.indentation(statement.lineno))
@@ -260,7 +263,7 @@ class _DefinitionConverter(Converter):
 
     def compound(self, node):
         made = super().compound(node)
-        self.origins[id(made)] = node
+        self.origins[id(made)] = self.origin(node)
         return made
 
     def line(self, group: list):

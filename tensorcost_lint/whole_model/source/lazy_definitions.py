@@ -168,6 +168,64 @@ def _kept_end(body: list, limit: int):
     return end, None
 
 
+# A function this long lets go of its stdlib body once its LibCST tree is built (the built tree keeps
+# only places): the stdlib tree of a 100,000-line forward is ~250 MB held beside the LibCST one.
+# Real methods stay under 1,000 lines, so they never pay the re-parse a later reader would cost.
+RELEASE_LINES = 2000
+
+
+def _long_functions(statement) -> list:
+    """`statement` or the methods of a class `statement` that are RELEASE_LINES long or longer."""
+    candidates = statement.body if isinstance(statement, ast.ClassDef) else [statement]
+    return [s for s in candidates if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and type(s.body) is list and s.end_lineno - s.lineno + 1 >= RELEASE_LINES]
+
+
+class ReleasedBody(list):
+    """A long function's stdlib body, let go once its LibCST tree is built and parsed again from
+    the file's lines if anything reads it later (a registry's decorator check, a class built whole
+    after one of its methods): readers see the same statements, at the same lines and columns."""
+
+    __slots__ = ("_lines", "_function", "_restored")
+
+    def __init__(self, lines: list, function) -> None:
+        super().__init__()
+        self._lines, self._function, self._restored = lines, function, False
+
+    def _restore(self) -> None:
+        if self._restored:
+            return
+        self._restored = True
+        function = self._function
+        text = "".join(self._lines[function.lineno - 1:function.end_lineno])
+        if function.col_offset:  # a method: its lines keep their indentation inside a class header
+            parsed = ast.parse("class _:\n" + text).body[0].body[0]
+            ast.increment_lineno(parsed, function.lineno - 2)
+        else:
+            parsed = ast.parse(text).body[0]
+            ast.increment_lineno(parsed, function.lineno - 1)
+        list.extend(self, parsed.body)
+
+    def __iter__(self):
+        self._restore()
+        return list.__iter__(self)
+
+    def __len__(self) -> int:
+        self._restore()
+        return list.__len__(self)
+
+    def __getitem__(self, index):
+        self._restore()
+        return list.__getitem__(self, index)
+
+    def __reversed__(self):
+        self._restore()
+        return list.__reversed__(self)
+
+    def __bool__(self) -> bool:
+        return True  # a function's body is never empty
+
+
 class LazyDefinitions(Mapping):
     """top-level name -> cst.ClassDef | cst.FunctionDef, parsed on first access."""
 
@@ -204,6 +262,8 @@ class LazyDefinitions(Mapping):
         except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
             return None
         self.ctx.add_built(unit)
+        for function in _long_functions(statement):
+            function.body = ReleasedBody(self.lines, function)
         return definition
 
     def __getitem__(self, name: str):
