@@ -79,6 +79,27 @@ def test_a_declared_dim_the_run_never_reads_is_a_warning(tmp_path, capsys):
     assert text.count("warning: dim") == 2 and "warning: dim 'embed_dim' = 192" in text
 
 
+def test_past_the_bound_on_records_walked_no_dim_is_called_unread(tmp_path, capsys, monkeypatch):
+    """Which dims a run reads is found by walking its records, bounded: a run with more than the
+    bound says it cannot tell, rather than calling a dim read only past the cut unread."""
+    from tensorcost_lint.cli.main import main
+    from tensorcost_lint.whole_model.source import dim_reads
+
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text("dims: {dim: 8, depth: 3, width: 64, B: 2, T: 4}\n")
+    argv = ["model", "--config", str(config), "--entry", f"{FIXTURE}:Stack.forward", "--input", "x=float32 B T dim",
+            "--format", "json"]
+    monkeypatch.setattr(dim_reads, "_MAX_WALKED", 2)
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)["models"][0]
+    assert result["warnings"] == ["which dims this run reads is not known: its records hold more than 2 entries "
+                                  "(bounded work); no dim is reported unread"]
+    monkeypatch.setattr(dim_reads, "_MAX_WALKED", 200_000)
+    assert main(argv) == 0  # under the bound: `width` is unread again (the constructor's default is used)
+    assert json.loads(capsys.readouterr().out)["models"][0]["warnings"] == [
+        "dim 'width' = 64 (dims or --dim) matches nothing this run reads"]
+
+
 @pytest.mark.parametrize("mode", ["inference", "training"])
 def test_a_loop_whose_carried_tensor_grows_costs_each_pass(tmp_path, capsys, mode):
     """`history = torch.cat([history, step[:, -1:]], dim=1)`: each pass reads one more row, so the
@@ -99,3 +120,20 @@ def test_a_growing_loop_of_too_many_passes_is_unresolved(tmp_path, capsys):
     assert result["complete"] is False
     reasons = {s["reason"] for s in result["sites"] if not s["resolved"]}
     assert any("`history` changes shape from pass to pass" in (r or "") for r in reasons), reasons
+
+
+def test_a_summary_shared_by_many_calls_is_read_once_for_its_dims():
+    """A callee's summary is one list shared by every call of it: 60 levels of two calls each is
+    2**60 paths but 121 distinct entries, so `depth`, read after them, is found without a cut."""
+    from types import SimpleNamespace
+
+    from tensorcost_lint.whole_model.source.dim_reads import unread_warnings
+    from tensorcost_lint.whole_model.values.objects import Called, Repeat
+
+    entries = [Repeat(SimpleNamespace(name="inner"), [])]
+    for _ in range(60):
+        entries = [Called(entries), Called(entries)]
+    entries = [Called(entries), Repeat(SimpleNamespace(name="depth"), [])]
+    assert unread_warnings({"depth": 3}, {"depth": 3}, {}, entries, [], []) == []
+    assert unread_warnings({}, {"width": 4}, {}, entries, [], []) == [
+        "dim 'width' = 4 (dims or --dim) matches nothing this run reads"]

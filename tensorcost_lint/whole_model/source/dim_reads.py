@@ -44,7 +44,11 @@ def unread_warnings(config_dims: dict, cli_dims: dict, sizes, entries, inputs, f
     reads = set(sizes.reads) if type(sizes) is RecordedSizes else set()
     for spec in inputs:
         reads.update(_names(spec.dims))
-    _recorded_names(entries, reads, [0])
+    walk = _Walk(reads)
+    walk.names(entries)
+    if walk.cut:  # a dim named only past the cut would be reported unread: say what is not known
+        return [f"which dims this run reads is not known: its records hold more than {_MAX_WALKED:,} entries "
+                f"(bounded work); no dim is reported unread"]
     unread = [name for name in {**config_dims, **cli_dims} if name not in reads]
     parameters = _parameter_names(files) if any(name not in cli_dims for name in unread) else set()
     return [f"dim {name!r} = {cli_dims.get(name, config_dims.get(name))} (dims or --dim) matches nothing "
@@ -66,28 +70,44 @@ def _parameter_names(files) -> set:
     return found
 
 
-_MAX_WALKED = 200_000  # entries walked: a bound on a hostile run
+_MAX_WALKED = 200_000  # distinct entries walked: a bound on a hostile run
 
 
-def _recorded_names(entries, reads: set, walked: list) -> None:
-    for entry in entries:
-        walked[0] += 1
-        if walked[0] > _MAX_WALKED:
+class _Walk:
+    """The dim names the recorded entries hold. A callee's summary is one list shared by all its
+    calls (objects.Called), read once: the walk is linear in distinct records, and a run past
+    _MAX_WALKED of them is cut and says so (`cut`), never read as "nothing named there"."""
+
+    def __init__(self, reads: set) -> None:
+        self.reads = reads
+        self.walked = 0
+        self.lists: set = set()  # ids of the entry lists read (each alive in the run's tree)
+        self.cut = False
+
+    def names(self, entries) -> None:
+        if id(entries) in self.lists or self.cut:
             return
-        kind = type(entry)
-        if kind is SiteEntry:
-            for operand in entry.site.operands:
-                reads.update(_names(getattr(operand, "shape", None) or ()))
-        elif kind is BackwardMatmul:
-            reads.update(_names(entry.factors))
-        elif kind is Repeat:
-            reads.update(_names((entry.count,)))
-            _recorded_names(entry.entries, reads, walked)
-        elif kind in (Called, Checkpointed):
-            _recorded_names(entry.entries, reads, walked)
-        elif kind is Choice:
-            for side in entry.sides:
-                _recorded_names(side, reads, walked)
+        self.lists.add(id(entries))
+        reads = self.reads
+        for entry in entries:
+            self.walked += 1
+            if self.walked > _MAX_WALKED:
+                self.cut = True
+                return
+            kind = type(entry)
+            if kind is SiteEntry:
+                for operand in entry.site.operands:
+                    reads.update(_names(getattr(operand, "shape", None) or ()))
+            elif kind is BackwardMatmul:
+                reads.update(_names(entry.factors))
+            elif kind is Repeat:
+                reads.update(_names((entry.count,)))
+                self.names(entry.entries)
+            elif kind in (Called, Checkpointed):
+                self.names(entry.entries)
+            elif kind is Choice:
+                for side in entry.sides:
+                    self.names(side)
 
 
 def _names(dims) -> set:
