@@ -71,12 +71,27 @@ _TORCH_ALIASES = {"float": "float32", "int": "int32", "complex": "complex64", "c
 _MODULE_PREFIXES = ("torch", "numpy", "np", "jax.numpy", "jnp", "jax", "ml_dtypes", "th", "tf")
 
 
+# spellings already mapped: the analysis asks for the same few names once per tensor it sizes
+_KNOWN_SPELLINGS: dict = {}
+_MAX_KNOWN_SPELLINGS = 4096  # bounded: hostile input may spell a name many ways
+
+
 def normalize_dtype(name: object, field: str = "dtype") -> DType:
     """Map any user spelling (or a DType) to the canonical DType; unknown names are refused."""
     if type(name) is DType:
         return name
     if type(name) is not str:
         raise InvalidRecord(field, f"expected a dtype name, got {type(name).__name__}")
+    known = _KNOWN_SPELLINGS.get(name)
+    if known is not None:
+        return known
+    found = _normalized(name, field)
+    if len(_KNOWN_SPELLINGS) < _MAX_KNOWN_SPELLINGS:
+        _KNOWN_SPELLINGS[name] = found
+    return found
+
+
+def _normalized(name: str, field: str) -> DType:
     text = name.strip().strip("'\"").strip()
     module = ""
     for prefix in sorted(_MODULE_PREFIXES, key=len, reverse=True):
