@@ -12,7 +12,7 @@ from collections import Counter
 
 from tensorcost_lint.analysis import op_table
 from tensorcost_lint.analysis.op_table import OPS, Op
-from tensorcost_lint.whole_model.memory import storage
+from tensorcost_lint.whole_model.memory import saved_table, storage
 
 VIEW_KINDS = {op_table.FRESH, op_table.VIEW, op_table.RESHAPE, op_table.SAME_IF_DTYPE, op_table.PIECES,
               op_table.ALIAS, op_table.CONTIGUOUS}
@@ -61,6 +61,8 @@ def test_every_entry_has_a_shape_rule_but_the_listed():
 
 
 def test_the_memory_layer_reads_the_table():
+    assert saved_table.METHODS is op_table.SAVED_METHODS and saved_table.FUNCTIONS is op_table.SAVED_FUNCTIONS
+    assert saved_table.MODULES is op_table.MODULES_SAVED
     assert storage._FUNCTIONS is op_table.VIEW_FUNCTIONS
     assert set(storage._FUNCTIONS.values()) <= storage._VIEWS | storage._RESHAPES | storage._PIECES
     views = storage._VIEWS | storage._RESHAPES | storage._SAME_IF_DTYPE | storage._PIECES | storage._ALIASES \
