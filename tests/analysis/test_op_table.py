@@ -13,6 +13,7 @@ from collections import Counter
 from tensorcost_lint.analysis import op_table
 from tensorcost_lint.analysis.op_table import OPS, Op
 from tensorcost_lint.whole_model.memory import saved_table, storage
+from tensorcost_lint.whole_model.python import gradient_flow, python_values
 
 VIEW_KINDS = {op_table.FRESH, op_table.VIEW, op_table.RESHAPE, op_table.SAME_IF_DTYPE, op_table.PIECES,
               op_table.ALIAS, op_table.CONTIGUOUS}
@@ -60,7 +61,9 @@ def test_every_entry_has_a_shape_rule_but_the_listed():
     assert without == WITHOUT_SHAPE
 
 
-def test_the_memory_layer_reads_the_table():
+def test_the_whole_model_run_reads_the_table():
+    assert gradient_flow._FRESH_METHODS is op_table.GRADIENT_CUT_METHODS
+    assert python_values._METADATA_METHODS is op_table.METADATA_METHODS
     assert saved_table.METHODS is op_table.SAVED_METHODS and saved_table.FUNCTIONS is op_table.SAVED_FUNCTIONS
     assert saved_table.MODULES is op_table.MODULES_SAVED
     assert storage._FUNCTIONS is op_table.VIEW_FUNCTIONS
