@@ -18,7 +18,8 @@ FLOORS = {
                "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
                "ast_expressions", "source_parse",
                "ast_front"),
-    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "einx_ops"),
+    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "einx_ops",
+                        "op_table"),
     "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),
 }

@@ -1,9 +1,9 @@
-"""The table of what each op saves for its backward (whole_model/memory/saved_table.py), one row per
-entry, held against torch's autograd on the same op: each row is a small module (a linear layer, so
-the op's input needs a gradient, then the op), `activations` of a `tensorcost model` training run
-against the bytes of every storage the step's `grad_fn` graph saves (memory_runs.saved_activation_bytes).
-A table entry without a row fails `test_every_table_entry_has_a_row`: adding an op is one entry plus
-its row here."""
+"""What each op saves for its backward (the saved rules of analysis/op_table.py, as
+whole_model/memory/saved_table.py reads them), one row per entry, held against torch's autograd on
+the same op: each row is a small module (a linear layer, so the op's input needs a gradient, then the
+op), `activations` of a `tensorcost model` training run against the bytes of every storage the
+step's `grad_fn` graph saves (memory_runs.saved_activation_bytes). An entry with a saved rule and no
+row fails `test_every_table_entry_has_a_row`: adding an op is one entry plus its row here."""
 
 from __future__ import annotations
 

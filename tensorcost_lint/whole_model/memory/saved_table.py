@@ -1,90 +1,22 @@
-"""What each torch op saves for its backward, as torch 2.x's derivatives.yaml says (checked against
-`grad_fn._saved_*` of the same op in tests/whole_model/test_saved_table.py, one row per entry): the
-one table memory_activations reads for every op that is not a contraction, attention, a norm, cross
-entropy, an embedding or dropout (those have rules of their own there).
-
-A rule names what is kept, by storage (a view shares its source's):
-
-- input: the first tensor operand (`x ** p`, GELU, SiLU, `square`, `clamp`, `erf`, `abs`, ...);
-- result: the op's result (`exp`, `tanh`, `sigmoid`, ReLU, softmax, `reciprocal`, ...);
-- input+result: both (`logsumexp`, `linalg.vector_norm`, `norm`, `amax`, `std`, `max()` of a whole tensor);
-- mask: the mask argument, the second operand (`masked_fill`); condition: the first (`torch.where`);
-- input+index: the input and the index, the third operand (`gather`); index: the index alone
-  (`index_select`, `scatter`); input+buffer: the input and a buffer like it (`logsigmoid`);
-- indices: the indices the op returns beside its values (`topk`, `sort`, `max(dim)`);
-- nothing: views, copies, concatenation, `+`, `-`, sums, padding, `repeat`, `cumsum`, `flip`, `sign`, ...
-
-`max` and `min` read their arguments: of a whole tensor input+result, along a dim the indices, of
-two tensors both; `repeat_interleave` by a number keeps nothing (a tensor of counts is not read)."""
+"""What each torch op saves for its backward, read from the saved rules of analysis/op_table.py
+(their meaning, from torch 2.x's derivatives.yaml, is documented there with the table; each entry is
+checked against `grad_fn._saved_*` of the same op in tests/whole_model/test_saved_table.py, one row
+per entry). `by_rule` turns a rule into the storages an op keeps: memory_activations reads it for
+every op that is not a contraction, attention, a norm, cross entropy, an embedding or dropout (those
+have rules of their own there)."""
 
 from __future__ import annotations
 
+from ...analysis import op_table
 from ...analysis.facts import DimFact, IntFact, ScalarFact, TensorFact
+from ...analysis.op_table import (BY_COUNT, CONDITION, EXTREMUM, INDEX, INDICES, INPUT, INPUT_BUFFER, INPUT_INDEX,
+                                  INPUT_RESULT, MASK, NOTHING, RESULT)
 from .index_memory import returned_indices
 from ..values.strides import product
 
-INPUT = "input"
-RESULT = "result"
-INPUT_RESULT = "input+result"
-MASK = "mask"
-CONDITION = "condition"
-INPUT_INDEX = "input+index"
-INDEX = "index"
-NOTHING = "nothing"
-INDICES = "indices"
-EXTREMUM = "extremum"  # max / min: by their arguments
-INPUT_BUFFER = "input+buffer"  # the input and a buffer like it (log-sigmoid's)
-BY_COUNT = "by-count"  # nothing when repeated a number of times; a tensor of counts is not in the table
-
-_UNARY_INPUT = ("square", "erf", "abs", "cos", "sin", "log", "log1p", "clamp", "clamp_min", "clamp_max", "clip",
-                "var", "atan", "asin", "acos", "sinh", "cosh")
-_UNARY_RESULT = ("exp", "tanh", "sigmoid", "rsqrt", "sqrt", "relu", "exp2", "reciprocal", "expm1")
-_VIEWS_AND_COPIES = ("view", "reshape", "transpose", "permute", "contiguous", "unsqueeze", "squeeze", "expand",
-                     "expand_as", "flatten", "split", "chunk", "unbind", "float", "half", "bfloat16", "double", "to",
-                     "type_as", "type", "t", "clone", "view_as", "reshape_as", "swapaxes", "unflatten", "detach",
-                     "repeat", "tril", "triu", "flip", "roll", "narrow", "movedim")
-_NO_SAVE_MATH = ("sum", "mean", "neg", "add", "sub", "cumsum", "add_", "sub_", "sign", "frac")
-# the torch functions among them (the rest are methods only)
-_NO_SAVE_FUNCTIONS = ("transpose", "permute", "unsqueeze", "squeeze", "flatten", "reshape", "split", "chunk", "unbind",
-                      "clone", "t", "swapaxes", "movedim", "narrow", "tril", "triu", "flip", "roll", "detach",
-                      "unflatten", "view_as_complex", "view_as_real", "sum", "mean", "neg", "add", "sub", "cumsum",
-                      "sign", "frac",
-                      "cat", "concat", "concatenate", "stack")
-
-FUNCTIONS = {
-    **{f"torch.{name}": INPUT for name in _UNARY_INPUT},
-    **{f"torch.{name}": RESULT for name in _UNARY_RESULT},
-    **{f"torch.{name}": NOTHING for name in _NO_SAVE_FUNCTIONS},
-    "torch.pow": INPUT, "torch.softmax": RESULT, "torch.log_softmax": RESULT,
-    "torch.logsumexp": INPUT_RESULT, "torch.linalg.vector_norm": INPUT_RESULT, "torch.norm": INPUT_RESULT,
-    "torch.amax": INPUT_RESULT, "torch.amin": INPUT_RESULT, "torch.std": INPUT_RESULT,
-    "torch.max": EXTREMUM, "torch.min": EXTREMUM,
-    "torch.masked_fill": MASK, "torch.where": CONDITION, "torch.gather": INPUT_INDEX, "torch.index_select": INDEX,
-    "torch.scatter": INDEX, "torch.linalg.solve_triangular": INPUT_RESULT, "torch.repeat_interleave": BY_COUNT,
-    "torch.nn.functional.logsigmoid": INPUT_BUFFER,
-    "torch.topk": INDICES, "torch.sort": INDICES,
-    "torch.nn.functional.gelu": INPUT, "torch.nn.functional.softplus": INPUT, "torch.nn.functional.silu": INPUT,
-    "torch.nn.functional.mish": INPUT, "torch.nn.functional.elu": INPUT, "torch.nn.functional.leaky_relu": INPUT,
-    "torch.nn.functional.relu6": INPUT, "torch.nn.functional.hardtanh": INPUT, "torch.nn.functional.glu": INPUT,
-    "torch.nn.functional.relu": RESULT, "torch.nn.functional.sigmoid": RESULT, "torch.nn.functional.tanh": RESULT,
-    "torch.nn.functional.softmax": RESULT, "torch.nn.functional.log_softmax": RESULT,
-    "torch.nn.functional.pad": NOTHING,
-}
-METHODS = {
-    **dict.fromkeys(_UNARY_INPUT, INPUT), **dict.fromkeys(_UNARY_RESULT, RESULT),
-    **dict.fromkeys((*_VIEWS_AND_COPIES, *_NO_SAVE_MATH), NOTHING),
-    "pow": INPUT, "softmax": RESULT, "log_softmax": RESULT,
-    "logsumexp": INPUT_RESULT, "norm": INPUT_RESULT, "amax": INPUT_RESULT, "amin": INPUT_RESULT, "std": INPUT_RESULT,
-    "max": EXTREMUM, "min": EXTREMUM,
-    "masked_fill": MASK, "masked_fill_": MASK, "gather": INPUT_INDEX, "index_select": INDEX,
-    "scatter": INDEX, "scatter_": INDEX, "repeat_interleave": BY_COUNT,
-    "topk": INDICES, "sort": INDICES,
-}
-# torch.nn classes that hold no parameter, by what they save
-MODULES = {"GELU": INPUT, "SiLU": INPUT, "Mish": INPUT, "ELU": INPUT, "LeakyReLU": INPUT, "ReLU6": INPUT,
-           "Hardtanh": INPUT, "ReLU": RESULT, "Tanh": RESULT, "Sigmoid": RESULT, "Softmax": RESULT,
-           "LogSoftmax": RESULT, "Identity": NOTHING,
-           "GELUActivation": INPUT}  # transformers' GELUActivation runs nn.functional.gelu
+FUNCTIONS = op_table.SAVED_FUNCTIONS
+METHODS = op_table.SAVED_METHODS
+MODULES = op_table.MODULES_SAVED
 
 
 def storages(tracker, facts) -> tuple:

@@ -16,20 +16,20 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ...analysis import op_table
 from ...analysis.facts import ModuleFact, SequenceFact, TensorFact
 from ...analysis.literals import int_value
 from ..values.objects import Created
 from ..values.strides import contiguous_strides, is_contiguous, numeric_shape, product, view_strides
 
-# tensor methods (and `torch.NAME(x, ...)` functions) whose result shares the receiver's storage
-_RESHAPES = frozenset({"view", "reshape", "flatten", "view_as", "reshape_as", "unflatten"})
-_VIEWS = frozenset({"transpose", "swapaxes", "swapdims", "t", "permute", "unsqueeze", "squeeze", "expand",
-                    "expand_as", "broadcast_to"})
-_SAME_IF_DTYPE = frozenset({"to", "type", "type_as", "float", "half", "double", "bfloat16", "cpu", "cuda"})
-_FUNCTIONS = {"torch.transpose": "transpose", "torch.swapaxes": "transpose", "torch.swapdims": "transpose",
-              "torch.permute": "permute", "torch.t": "t", "torch.reshape": "reshape", "torch.flatten": "flatten",
-              "torch.unsqueeze": "unsqueeze", "torch.squeeze": "squeeze", "torch.split": "split",
-              "torch.chunk": "chunk", "torch.broadcast_to": "broadcast_to"}
+# the view kinds of analysis/op_table.py, by method; `torch.NAME(x, ...)` functions read as the method
+_RESHAPES = op_table.methods_of(op_table.RESHAPE)
+_VIEWS = op_table.methods_of(op_table.VIEW)
+_SAME_IF_DTYPE = op_table.methods_of(op_table.SAME_IF_DTYPE)
+_PIECES = op_table.methods_of(op_table.PIECES)
+_ALIASES = op_table.methods_of(op_table.ALIAS)
+_CONTIGUOUS = op_table.methods_of(op_table.CONTIGUOUS)
+_FUNCTIONS = op_table.VIEW_FUNCTIONS
 
 
 class Storage:
@@ -168,7 +168,7 @@ class StorageTracker:
     def _split_receiver(self, interp, node):
         if isinstance(node, cst.Call):
             method, receiver_node, _ = self._method_call(interp, node)
-            if method in ("split", "chunk") and receiver_node is not None:
+            if method in _PIECES and receiver_node is not None:
                 return self._receiver(receiver_node)
         return None, None
 
@@ -224,10 +224,10 @@ def _method_layout(method, receiver, layout: Layout, fact, sizes, args, default_
         if strides is None and method != "view":
             return Layout(layout.storage, sizes, None)
         return None  # reshape of what cannot be viewed copies
-    if method.endswith("_") and method != "requires_grad_":
-        return layout  # in place: the receiver's own storage
-    if method in ("contiguous", "detach", "requires_grad_"):
-        return layout if method != "contiguous" or is_contiguous(layout.sizes, strides) else None
+    if method.endswith("_") or method in _ALIASES:
+        return layout  # in place, or the input itself: the receiver's own storage
+    if method in _CONTIGUOUS:
+        return layout if is_contiguous(layout.sizes, strides) else None
     if method in _SAME_IF_DTYPE:  # a dtype the code names none of is the config's default_dtype
         same = (fact.dtype or default_dtype) == (receiver.dtype or default_dtype)
         return layout if same and sizes == layout.sizes else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis import tensor_functions
+from ...analysis import op_table, tensor_functions
 from ...analysis.facts import (
     DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 )
@@ -151,7 +151,8 @@ def updated_in_place(run, interp, node, flowed) -> None:
 # (`torch.normal` of a tensor mean is differentiable: not here)
 _FRESH_FUNCTIONS = tensor_functions.CONSTRUCTORS - {"torch.normal"}
 # methods doing the same from the receiver (`h.new_zeros(...)`), or cutting it from the graph
-_FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "detach"})
+# (`h.detach()`): the entries of analysis/op_table.py that cut the gradient
+_FRESH_METHODS = op_table.GRADIENT_CUT_METHODS
 
 
 def cuts_gradient(interp, node) -> bool:

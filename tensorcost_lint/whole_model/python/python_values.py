@@ -14,7 +14,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ...analysis import call_sites, tensor_functions
+from ...analysis import call_sites, op_table, tensor_functions
 from ...analysis.arguments import CallArgs
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
@@ -204,8 +204,8 @@ def listed(interp, args):
     return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
 
 
-_METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad", "layout"})
-_METADATA_METHODS = frozenset({"size", "dim", "numel", "get_device"})
+_METADATA_ATTRIBUTES = op_table.METADATA_ATTRIBUTES
+_METADATA_METHODS = op_table.METADATA_METHODS  # the metadata entries of analysis/op_table.py
 
 
 def is_metadata(node) -> bool:

@@ -1,0 +1,73 @@
+"""The op table's invariants (analysis/op_table.py): one entry per name, every kind and rule one the
+memory layer interprets, and every entry an op whose result the shape rules know, except the few
+listed here (the memory layer reads them where another reading made the tensor). The rows that
+prove each entry against torch live with their consumer: tests/whole_model/test_saved_table.py (a
+row per saved rule, against autograd; its meta-test fails on an entry without one),
+tests/whole_model/test_storage_layouts.py (views against torch's strides) and
+tests/analysis/test_transfer_tables.py (a row per shape rule)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tensorcost_lint.analysis import op_table
+from tensorcost_lint.analysis.op_table import OPS, Op
+from tensorcost_lint.whole_model.memory import saved_table, storage
+from tensorcost_lint.whole_model.python import gradient_flow, python_values
+
+VIEW_KINDS = {op_table.FRESH, op_table.VIEW, op_table.RESHAPE, op_table.SAME_IF_DTYPE, op_table.PIECES,
+              op_table.ALIAS, op_table.CONTIGUOUS}
+SAVED_RULES = {op_table.INPUT, op_table.RESULT, op_table.INPUT_RESULT, op_table.MASK, op_table.CONDITION,
+               op_table.INPUT_INDEX, op_table.INDEX, op_table.NOTHING, op_table.INDICES, op_table.EXTREMUM,
+               op_table.INPUT_BUFFER, op_table.BY_COUNT}
+# names of entries with no shape rule: shrink this when one gets its rule
+WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device"}
+
+
+def _names(op: Op) -> list[str]:
+    return [*([op.method] if op.method else []), *op.functions]
+
+
+def test_one_entry_per_name():
+    counts = Counter(name for op in OPS for name in _names(op))
+    assert [name for name, count in counts.items() if count > 1] == []
+
+
+def test_every_kind_and_rule_is_one_the_memory_layer_reads():
+    for op in OPS:
+        assert op.view in VIEW_KINDS, op
+        assert op.saved is None or op.saved in SAVED_RULES, op
+        assert op.method is not None or not op.torch, f"{op.name}: a function entry names itself"
+
+
+def test_an_entry_says_something_beyond_its_shape():
+    for op in OPS:
+        assert op.view != op_table.FRESH or op.saved or op.cuts_gradient or op.metadata, op
+
+
+def test_another_name_reads_as_an_entry_of_the_same_kind():
+    entries = {op.name: op for op in OPS}
+    for op in OPS:
+        if op.reads_as is not None:
+            assert entries[op.reads_as].view == op.view, op
+
+
+def test_every_entry_has_a_shape_rule_but_the_listed():
+    without = set()
+    for op in OPS:
+        method, functions = op_table.shape_rules(op)
+        without |= {op.method} if op.method is not None and method is None else set()
+        without |= set(op.functions) - set(functions)
+    assert without == WITHOUT_SHAPE
+
+
+def test_the_whole_model_run_reads_the_table():
+    assert gradient_flow._FRESH_METHODS is op_table.GRADIENT_CUT_METHODS
+    assert python_values._METADATA_METHODS is op_table.METADATA_METHODS
+    assert saved_table.METHODS is op_table.SAVED_METHODS and saved_table.FUNCTIONS is op_table.SAVED_FUNCTIONS
+    assert saved_table.MODULES is op_table.MODULES_SAVED
+    assert storage._FUNCTIONS is op_table.VIEW_FUNCTIONS
+    assert set(storage._FUNCTIONS.values()) <= storage._VIEWS | storage._RESHAPES | storage._PIECES
+    views = storage._VIEWS | storage._RESHAPES | storage._SAME_IF_DTYPE | storage._PIECES | storage._ALIASES \
+        | storage._CONTIGUOUS
+    assert views == {op.name for op in OPS if op.view != op_table.FRESH}
