@@ -11,7 +11,7 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from ...analysis import calls
 from ...analysis.facts import ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
-from ...analysis.arguments import CallArgs
+from ...analysis.arguments import CallArgs, Given
 from ...analysis.interpreter import UNHANDLED
 from ..values import library_layers, unrolled_loops
 from ..python import python_values
@@ -19,7 +19,6 @@ from ..values.library_objects import MappingFact
 from ..python.known_values import int_fact
 from ..values.objects import Embedding, ModuleDict, ModuleList, Repeat, Sequential, SiteEntry, Visit, known_count
 
-_CARRIED = "tensorcost_sequential_input"
 
 
 class ModuleCalls:
@@ -104,12 +103,10 @@ class ModuleCalls:
         self.module = self.paths.get(id(module), outer)
         if id(module) in self.paths:
             self.add(Visit(self.module))
-        interp.env[_CARRIED] = x
         try:
-            out = calls.call_module(interp, node, module, CallArgs([cst.Name(_CARRIED)], {}, False))
+            out = calls.call_module(interp, node, module, CallArgs([Given(x)], {}, False))
         finally:
             self.module = outer
-            interp.env.pop(_CARRIED, None)
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
             entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
@@ -163,43 +160,39 @@ class ModuleCalls:
 
     def apply_module(self, interp, node, module, fact):
         """`module(fact)` for a module value of any kind (an item of a Sequential, a side of a choice)."""
-        interp.env[_CARRIED] = fact  # the running value, as a name the transfer tables can read
-        carried = CallArgs([cst.Name(_CARRIED)], {}, False)
-        try:
-            if type(module) is ModuleFact and module.kind in ("linear", "conv"):
-                return self.call_linear(interp, node, module, carried)
-            if type(module) is Embedding:
-                self.visit(module)
-                return self.call_embedding(interp, carried, module)
-            if type(module) is Sequential:
-                return self.call_sequential(interp, node, module, carried)
-            if type(module) is library_layers.EinopsLayer:
-                return self.apply_layer(interp, node, module, fact)
-            if type(module) is SelfFact and self.instance(module) is not None:
-                forward = self.method_of(module, "forward")
-                if forward is not None:
-                    return self._invoke(forward, [fact], {}, node)
-                contents = self.instance(module).contents
-                if contents is None or type(contents) is SelfFact:
-                    return None
-                self.visit(module)  # a subclass of a torch module with no forward: torch's runs
-                return self.apply_module(interp, node, contents, fact)
-            if type(module) is ModuleFact:  # shape-preserving, or reshaping (padding, pooling)
-                self.visit(module)
-                if type(fact) is not TensorFact:
-                    return None
-                out = fact.with_shape(fact.shape) if module.kind == "preserve" \
-                    else calls.call_module(interp, node, module, carried)
-                if type(out) is not TensorFact:
-                    return out  # a max pooling's (values, indices)
-                if self.needs_grad(fact) or self.has_parameters(module):
-                    self.mark(out, [fact])
-                self.live.applied(module, fact, out)  # its storage and temporaries (memory_live)
-                self.saved_ops.applied(self, interp, node, module, fact, out)  # what it keeps (memory_activations)
-                return out
-            return None
-        finally:
-            interp.env.pop(_CARRIED, None)
+        carried = CallArgs([Given(fact)], {}, False)  # the running value, evaluated
+        if type(module) is ModuleFact and module.kind in ("linear", "conv"):
+            return self.call_linear(interp, node, module, carried)
+        if type(module) is Embedding:
+            self.visit(module)
+            return self.call_embedding(interp, carried, module)
+        if type(module) is Sequential:
+            return self.call_sequential(interp, node, module, carried)
+        if type(module) is library_layers.EinopsLayer:
+            return self.apply_layer(interp, node, module, fact)
+        if type(module) is SelfFact and self.instance(module) is not None:
+            forward = self.method_of(module, "forward")
+            if forward is not None:
+                return self._invoke(forward, [fact], {}, node)
+            contents = self.instance(module).contents
+            if contents is None or type(contents) is SelfFact:
+                return None
+            self.visit(module)  # a subclass of a torch module with no forward: torch's runs
+            return self.apply_module(interp, node, contents, fact)
+        if type(module) is ModuleFact:  # shape-preserving, or reshaping (padding, pooling)
+            self.visit(module)
+            if type(fact) is not TensorFact:
+                return None
+            out = fact.with_shape(fact.shape) if module.kind == "preserve" \
+                else calls.call_module(interp, node, module, carried)
+            if type(out) is not TensorFact:
+                return out  # a max pooling's (values, indices)
+            if self.needs_grad(fact) or self.has_parameters(module):
+                self.mark(out, [fact])
+            self.live.applied(module, fact, out)  # its storage and temporaries (memory_live)
+            self.saved_ops.applied(self, interp, node, module, fact, out)  # what it keeps (memory_activations)
+            return out
+        return None
 
 
 def _comprehensions(node):

@@ -249,3 +249,10 @@ def flow_into(frames: list, facts) -> None:
 def union(a, b) -> list:
     """The facts of two frames' lists, each once (branches joined over and over stay small)."""
     return list({id(f): f for f in (*(a or ()), *(b or ()))}.values())
+
+
+def grad_items(run, fact) -> list:
+    """The tensors `fact` holds that need a gradient (a list built by appends stands for what it holds)."""
+    growing = type(fact) is GrowingList
+    items = tuple(item for item, _ in fact.runs) if growing else fact.items if type(fact) is SequenceFact else (fact,)
+    return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]

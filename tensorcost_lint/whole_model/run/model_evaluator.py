@@ -12,6 +12,7 @@ import libcst as cst
 from shape_annotations import Const
 
 from ...analysis import tensor_functions
+from ...analysis.arguments import Given
 from ...analysis.evaluator import Evaluator
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
@@ -26,7 +27,7 @@ from ..values import dim_unification, lambdas, library_layers
 from ..source import module_bindings
 from .call_dispatch import CallDispatch
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
-from ..python.gradient_flow import cuts_gradient, flow_into, updated_in_place
+from ..python.gradient_flow import cuts_gradient, flow_into, grad_items, updated_in_place
 from ..values.objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleRef
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
@@ -42,6 +43,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
     def eval(self, node):
         # written as one method (one Python frame per expression level): model code nests calls 64
         # deep, each of many levels, under the interpreter's recursion limit
+        if type(node) is Given:
+            return node.value  # evaluated by the caller, its flows and records made there
         loss, frames = self.run.shape_loss, self.run.grad_frames
         loss.frames.append(None)
         try:
@@ -59,7 +62,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 by_tree_code = bool(flowed) and _returned_by_tree_code(run, node, fact)
                 if by_tree_code:
                     # the callee's own ops marked what needs one, and what each was computed from
-                    flowed = _grad_items(run, fact)
+                    flowed = grad_items(run, fact)
                 merge = type(node) is cst.Call  # `x.add_(y)` returns x, now computed from y too
                 if flowed and type(fact) is TensorFact:
                     run.mark(fact, flowed, merge)  # computed from a tensor that needs a gradient
@@ -75,7 +78,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 if frames:
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it
-                    flow_into(frames, _grad_items(run, fact) or flowed)
+                    flow_into(frames, grad_items(run, fact) or flowed)
                     if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
@@ -392,9 +395,3 @@ def _returned_by_tree_code(run, node, fact) -> bool:
         return False
     callee = run.storage.seen.get(id(node.func))
     return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)
-
-
-def _grad_items(run, fact) -> list:
-    growing = type(fact) is python_values.GrowingList  # a list built by appends stands for what it holds
-    items = tuple(item for item, _ in fact.runs) if growing else fact.items if type(fact) is SequenceFact else (fact,)
-    return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]
