@@ -62,6 +62,16 @@ BUILDS = {
     "registry": ("timmish.create_model('vit_tiny_patch16_224', img_size=32, patch_size=8, depth=2, num_classes=10)",
                  lambda t: t.create_model("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2,
                                           num_classes=10)),
+    # a CNN by a tagged name (`str.partition`/`split` parse it), keywords set to None dropped, layer
+    # factories that test `isinstance(layer, functools.partial)` and unbind it, `to_ntuple` through
+    # `itertools.repeat`, stages registered by `self.add_module(*stage)`, a padding computed to 0,
+    # `sum(depths)` in a drop rate, and a pooled head flattened by `nn.Flatten(1)`
+    "registry-cnn": ("timmish.create_model('resnet10t.a1_in1k', num_classes=10, drop_path_rate=None)",
+                     lambda t: t.create_model("resnet10t.a1_in1k", num_classes=10, drop_path_rate=None)),
+    "registry-cnn-names": ("timmish.create_model('resnet10t', act_layer='silu', norm_layer='batch_norm', "
+                           "channels=(8, 16, 24, 32))",
+                           lambda t: t.create_model("resnet10t", act_layer="silu", norm_layer="batch_norm",
+                                                    channels=(8, 16, 24, 32))),
 }
 
 

@@ -71,6 +71,15 @@ class CallDispatch:
             if type(func.value) is cst.Call:  # the receiver, evaluated once, is no number: its own method
                 method = self.attribute_of(receiver, func.attr.value)
                 return run.call_function(self, node, method, args) if type(method) is FunctionRef else None
+        if kind is cst.Attribute and type(func.value) is cst.Call and \
+                known_methods.string_chain(self, func.value, lambda root: _pure(root, self.env)):
+            # `norm_layer.replace('_', '').lower()`: the inner call is a string, its method read here
+            known = known_methods.method_call(self, func, self.eval(func.value), args)
+            if known is UNHANDLED:  # a str method the run does not compute: its arguments still run
+                for value in [*args.positional, *args.keywords.values()]:
+                    self.eval(value)
+                return None
+            return known
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
