@@ -36,6 +36,34 @@ def _eval_noting_gradient(interp, value, position, unknown_with_grad):
     return fact
 
 
+def spliced_arguments(interp, args: CallArgs, plain):
+    """(positional facts, keyword facts) of a call whose `*seq` and `**mapping` are plain names
+    (`plain(node)`: reading them records nothing) of known values, each spliced where it stands as
+    Python binds them; None, with nothing evaluated but those names, when one is not known: which
+    parameter each argument binds is then not known."""
+    starred = [value for value in args.positional if args.stars.get(id(value)) is not None]
+    for value in starred:
+        if not plain(value):
+            return None
+        fact = interp.eval(value)
+        if not (args.stars[id(value)] == "*" and type(fact) is SequenceFact
+                or args.stars[id(value)] == "**" and type(fact) is MappingFact and only_string_keys(fact)):
+            return None
+    positional, keywords = [], {}
+    for value in args.positional:
+        fact = interp.eval(value)
+        star = args.stars.get(id(value))
+        if star == "*":
+            positional.extend(fact.items)
+        elif star == "**":
+            keywords.update(fact.items)
+        else:
+            positional.append(fact)
+    for name, value in args.keywords.items():
+        keywords[name] = interp.eval(value)
+    return positional, keywords
+
+
 def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None):
     """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
     known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it

@@ -12,11 +12,12 @@ from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
+    attribute_presence, call_binding, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
     python_values, registries
 )
 from . import choices
 from ..values import installed_source, library_layers
+from ..values.value_arguments import value_arguments
 from ..values.installed_source import searched_in_site
 from ..source import module_bindings
 from ..library import builtin_registry, module_casts, module_methods, object_attributes, pytrees, torch_values
@@ -59,6 +60,10 @@ class CallDispatch:
         if handled is not UNHANDLED:
             return handled
         if name is not None and name.startswith("torch.nn."):
+            spliced = call_binding.spliced_arguments(self, args, lambda n: _pure(n, self.env)) if args.starred else None
+            if spliced is not None:  # `nn.Conv2d(cin, cout, k, padding=p, **kwargs)`: stride is in kwargs
+                with value_arguments(self, spliced[0], spliced[1].items()) as bound:
+                    return self.torch_module(name, bound)
             return self.torch_module(name, args)
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
