@@ -146,3 +146,36 @@ def test_an_undecided_elif_chain_names_where_the_shape_was_lost(tmp_path, capsys
     assert result["complete"] is False and result["unresolved_sites"] == 1
     lost = result["sites"][0]["shape_lost_at"]
     assert (lost["line"], lost["expression"]) == (10, 'if fmt == "ncl"')  # the innermost arm merges first
+
+
+UNKNOWN_OPTIONS_PARTIAL = '''import functools
+import json
+
+from torch import nn
+
+OPTIONS = '{"eps": 1e-6}'
+
+
+def norm_factory(layer, **options):
+    return functools.partial(layer, **options)
+
+
+class Net(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        norm = norm_factory(nn.LayerNorm, **json.loads(OPTIONS))
+        self.norm = norm(dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(self.norm(x))
+'''
+
+
+def test_a_partial_bound_to_keywords_it_cannot_read_is_called_with_them_unknown(tmp_path, capsys):
+    """`functools.partial(layer, **options)` where `options` is not known: calling the partial hands
+    the callee keywords it cannot name (it used to stop with an internal error binding them)."""
+    path = tmp_path / "norms.py"
+    path.write_text(UNKNOWN_OPTIONS_PARTIAL)
+    result = model_record(tmp_path, capsys, {"B": 2, "T": 4}, f"{path}:Net.forward", {"x": "float32 B T 8"})
+    assert result["totals"]["flops"] == 2 * 2 * 4 * 8 * 8

@@ -37,30 +37,27 @@ def _eval_noting_gradient(interp, value, position, unknown_with_grad):
 
 
 def spliced_arguments(interp, args: CallArgs, plain):
-    """(positional facts, keyword facts) of a call whose `*seq` and `**mapping` are plain names
-    (`plain(node)`: reading them records nothing) of known values, each spliced where it stands as
-    Python binds them; None, with nothing evaluated but those names, when one is not known: which
-    parameter each argument binds is then not known."""
-    starred = [value for value in args.positional if args.stars.get(id(value)) is not None]
-    for value in starred:
+    """A call's arguments with each `*seq` and `**mapping` spliced where it stands, as Python binds
+    them, when each is a plain name (`plain(node)`: reading it records nothing) of a known value:
+    (positional, keywords), each argument ("node", its expression) or ("value", a spliced item's
+    fact). None when one is not known: which parameter each argument binds is then not known."""
+    positional, keywords = [], {}
+    for value in args.positional:
+        star = args.stars.get(id(value))
+        if star is None:
+            positional.append(("node", value))
+            continue
         if not plain(value):
             return None
         fact = interp.eval(value)
-        if not (args.stars[id(value)] == "*" and type(fact) is SequenceFact
-                or args.stars[id(value)] == "**" and type(fact) is MappingFact and only_string_keys(fact)):
-            return None
-    positional, keywords = [], {}
-    for value in args.positional:
-        fact = interp.eval(value)
-        star = args.stars.get(id(value))
-        if star == "*":
-            positional.extend(fact.items)
-        elif star == "**":
-            keywords.update(fact.items)
+        if star == "*" and type(fact) is SequenceFact:
+            positional.extend(("value", item) for item in fact.items)
+        elif star == "**" and type(fact) is MappingFact and only_string_keys(fact) \
+                and all(key.isidentifier() for key, _ in fact.items):  # (UNKNOWN_REST is none)
+            keywords.update((key, ("value", item)) for key, item in fact.items)
         else:
-            positional.append(fact)
-    for name, value in args.keywords.items():
-        keywords[name] = interp.eval(value)
+            return None
+    keywords.update((name, ("node", value)) for name, value in args.keywords.items())
     return positional, keywords
 
 

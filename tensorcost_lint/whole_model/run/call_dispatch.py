@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis import tensor_functions
+from ...analysis.arguments import CallArgs
 from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
@@ -62,8 +63,7 @@ class CallDispatch:
         if name is not None and name.startswith("torch.nn."):
             spliced = call_binding.spliced_arguments(self, args, lambda n: _pure(n, self.env)) if args.starred else None
             if spliced is not None:  # `nn.Conv2d(cin, cout, k, padding=p, **kwargs)`: stride is in kwargs
-                with value_arguments(self, spliced[0], spliced[1].items()) as bound:
-                    return self.torch_module(name, bound)
+                return _with_spliced(self, spliced, lambda bound: self.torch_module(name, bound))
             return self.torch_module(name, args)
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
@@ -286,3 +286,16 @@ def _plain_index(index, env) -> bool:
         return True
     return isinstance(index.value, cst.Name) and env is not None and \
         type(env.get(index.value.value)) in (DimFact, IntFact, StringFact, ScalarFact)  # an int of unknown value too
+
+
+def _with_spliced(interp, spliced, call):
+    """`call(CallArgs)` on spliced_arguments' result: the written arguments as they are, each
+    spliced item read through a name bound to its value for the call."""
+    positional, keywords = spliced
+    values = [fact for kind, fact in positional if kind == "value"]
+    named = [(key, fact) for key, (kind, fact) in keywords.items() if kind == "value"]
+    with value_arguments(interp, values, named) as bound:
+        names = iter(bound.positional)
+        nodes = [node if kind == "node" else next(names) for kind, node in positional]
+        words = {key: node if kind == "node" else bound.keywords[key] for key, (kind, node) in keywords.items()}
+        return call(CallArgs(nodes, words, False, {}))
