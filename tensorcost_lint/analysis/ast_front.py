@@ -266,6 +266,11 @@ class _DefinitionConverter(Converter):
         self.origins[id(made)] = self.origin(node)
         return made
 
+    def if_(self, node):
+        made = super().if_(node)
+        self.origins[id(made)] = node  # an `elif` too: built here, not by compound (a merge after it is placed)
+        return made
+
     def line(self, group: list):
         made = super().line(group)  # a statement line spans its statements, not its comment
         first, last = group[0], group[-1]

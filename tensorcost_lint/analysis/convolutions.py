@@ -14,7 +14,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, evaluate_dim, evaluate_integer, floordiv_dims, simplify_dim
 
-from .facts import DTypeFact, ModuleFact, SequenceFact, StringFact
+from .facts import DTypeFact, IntFact, ModuleFact, SequenceFact, StringFact
 from .literals import int_value
 
 RANKS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
@@ -49,12 +49,21 @@ def per_axis(interp, node, rank: int, default: int):
         return None if None in dims else tuple(dims)
     fact = interp.eval(node)
     if type(fact) is SequenceFact and len(fact.items) == rank:
-        dims = [getattr(item, "dim", None) for item in fact.items]
+        dims = [_axis(item) for item in fact.items]
         return None if None in dims else tuple(dims)
+    if type(fact) is IntFact:  # `padding=p` computed to 0 (`get_padding(1, 1)`): no dim, but known
+        return (Const(fact.value),) * rank if fact.value >= 0 else None
     if type(fact) is StringFact:
         return None  # "same" / "valid"
     dim = interp.dim_of(node)
     return None if dim is None else (dim,) * rank
+
+
+def _axis(item):
+    """One axis's value of a computed tuple: a dim, or a known int 0 (a padding)."""
+    if type(item) is IntFact:
+        return Const(item.value) if item.value >= 0 else None
+    return getattr(item, "dim", None)
 
 
 def conv_module(interp, name: str, spec, args) -> ModuleFact:

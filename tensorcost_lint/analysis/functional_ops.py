@@ -79,9 +79,13 @@ def _adaptive_pool(rank: int, maximum: bool):
     """`F.adaptive_avg_pool2d(x, output_size)`, as the module of the same name."""
 
     def transfer(interp, args):
-        fact = _input(interp, args)
+        node = args.get(0, "input")
+        fact = interp.eval(node) if node is not None else None
+        rest = {id(value): interp.eval(value) for value in
+                [*args.positional[1:], *(v for k, v in args.keywords.items() if k != "input")]}
         indices = args.get(2, "return_indices") if maximum else None
-        sizes = module_shapes.adaptive_sizes(args.get(1, "output_size"), rank)
+        output_size = args.get(1, "output_size")  # `self.output_size`: a computed size read from its value
+        sizes = module_shapes.adaptive_sizes(output_size, rank, rest.get(id(output_size)))
         if indices is not None and getattr(indices, "value", None) not in ("True", "False"):
             sizes = None
         with_indices = indices is not None and getattr(indices, "value", None) == "True"

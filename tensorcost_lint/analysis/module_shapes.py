@@ -1,6 +1,7 @@
-"""nn modules that change only the trailing (spatial) dims, without a call site: padding
-(`nn.ZeroPad2d(1)`, `nn.ReflectionPad1d((2, 3))`...), adaptive pooling (`nn.AdaptiveAvgPool2d(3)`)
-and window pooling (`nn.MaxPool2d(3, 2, 1)`, window_pooling.py).
+"""nn modules that only reshape, without a call site: padding (`nn.ZeroPad2d(1)`,
+`nn.ReflectionPad1d((2, 3))`...), adaptive pooling (`nn.AdaptiveAvgPool2d(3)`), window pooling
+(`nn.MaxPool2d(3, 2, 1)`, window_pooling.py) and `nn.Flatten(start_dim=1, end_dim=-1)` (a
+classifier's pooled [N, C, 1, 1] made [N, C]).
 
 Each is a ModuleFact of one of RESHAPING_KINDS whose `options` hold what the call needs;
 the shapes are torch's (checked against torch's ModuleInfo samples in tests/conformance).
@@ -12,12 +13,12 @@ import re
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from .facts import ModuleFact, SequenceFact, TensorFact
+from .facts import DimFact, IntFact, ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
-from . import window_pooling
+from . import shape_ops, window_pooling
 
 # the kinds of ModuleFact this module and window_pooling make: they reshape, hold no parameters, cost no FLOPs
-RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", window_pooling.KIND})
+RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", "flatten", window_pooling.KIND})
 
 _PAD = re.compile(r"(Zero|Constant|Reflection|Replication|Circular)Pad([123])d")
 _ADAPTIVE = re.compile(r"Adaptive(Avg|Max)Pool([123])d")
@@ -28,21 +29,24 @@ def modelled_classes() -> list[str]:
     pads = [f"{kind}Pad{rank}d" for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular")
             for rank in (1, 2, 3)]
     pools = [f"{prefix}{kind}Pool{rank}d" for prefix in ("Adaptive", "") for kind in ("Avg", "Max") for rank in (1, 2, 3)]
-    return [name for name in pads + pools if modelled(name)]
+    return [name for name in pads + pools + ["Flatten"] if modelled(name)]
 
 
 def modelled(class_name: str) -> bool:
-    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or window_pooling.modelled(class_name)
+    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or class_name == "Flatten" \
+        or window_pooling.modelled(class_name)
 
 
-def _ints(node, count: int, allow_none: bool = False):
-    """An int (repeated `count` times) or a tuple/list of `count` ints (None items if allowed)."""
+def _ints(node, count: int, allow_none: bool = False, fact=None):
+    """An int (repeated `count` times) or a tuple/list of `count` ints (None items if allowed), as
+    written or, given `fact` (the argument's evaluated value: `output_size` passed down as a
+    parameter), as computed."""
     value = int_value(node) if node is not None else None
     if value is not None:
         return (value,) * count
     elements = getattr(node, "elements", None)
     if elements is None or len(elements) != count:
-        return None
+        return _known_ints(fact, count)
     items = []
     for element in elements:
         item = int_value(element.value)
@@ -53,24 +57,45 @@ def _ints(node, count: int, allow_none: bool = False):
     return tuple(items)
 
 
-def adaptive_sizes(node, rank: int):
+def _known_int(fact):
+    if type(fact) is DimFact and type(fact.dim) is Const:
+        return fact.dim.value
+    return fact.value if type(fact) is IntFact else None
+
+
+def _known_ints(fact, count: int):
+    if _known_int(fact) is not None:
+        return (_known_int(fact),) * count
+    if type(fact) is not SequenceFact or len(fact.items) != count:
+        return None
+    items = tuple(_known_int(item) for item in fact.items)
+    return None if None in items else items  # (a computed None item is not told from an unknown one here)
+
+
+def adaptive_sizes(node, rank: int, fact=None):
     """An adaptive pooling's output_size: an int for every dim, or a tuple (None keeps a dim)."""
-    return _ints(node, rank, allow_none=True)
+    return _ints(node, rank, allow_none=True, fact=fact)
 
 
 def module_fact(interp, last: str, args) -> ModuleFact | None:
     """The module fact of a padding or adaptive pooling class, or None for any other class."""
     pad, adaptive = _PAD.fullmatch(last), _ADAPTIVE.fullmatch(last)
-    if pad is None and adaptive is None:
+    if pad is None and adaptive is None and last != "Flatten":
         return window_pooling.module_fact(interp, last, args)
-    for value in [*args.positional, *args.keywords.values()]:
-        interp.eval(value)
+    facts = {id(value): interp.eval(value) for value in [*args.positional, *args.keywords.values()]}
+    if last == "Flatten":  # torch's defaults: start_dim=1, end_dim=-1
+        start, end = args.get(0, "start_dim"), args.get(1, "end_dim")
+        start = 1 if start is None else int_value(start)
+        end = -1 if end is None else int_value(end)
+        return ModuleFact("flatten", options=(None if start is None or end is None else (start, end),))
     if pad is not None:
         rank = int(pad.group(2))
-        amounts = _ints(args.get(0, "padding"), 2 * rank)
+        padding = args.get(0, "padding")
+        amounts = _ints(padding, 2 * rank, fact=facts.get(id(padding)))
         return ModuleFact("pad", options=(rank, amounts))
     rank = int(adaptive.group(2))
-    sizes = adaptive_sizes(args.get(0, "output_size"), rank)
+    output_size = args.get(0, "output_size")
+    sizes = adaptive_sizes(output_size, rank, facts.get(id(output_size)))
     indices = args.get(1, "return_indices")
     if indices is not None and getattr(indices, "value", None) not in ("True", "False"):
         sizes = None  # whether it returns (values, indices) is not known
@@ -85,6 +110,9 @@ def call(module: ModuleFact, x, sizes=None):
         return window_pooling.pooled(module, x, sizes or {})
     if type(x) is not TensorFact:
         return None
+    if module.kind == "flatten":
+        bounds = module.options[0]
+        return x.with_shape(None if bounds is None else shape_ops.flattened(x.shape, *bounds))
     rank = module.options[0]
     if x.shape is None or len(x.shape) not in (rank + 1, rank + 2) or module.options[1] is None:
         return x.with_shape(None)

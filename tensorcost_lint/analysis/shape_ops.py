@@ -269,3 +269,14 @@ def reduce(shape, dims, keepdim: bool):
     if keepdim:
         return tuple(ONE if i in positions else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in positions)
+
+
+def flattened(shape, start: int, end: int):
+    """`x.flatten(start, end)` (and nn.Flatten's call): the dims from start to end merged into
+    their product; None when the axes do not fit the rank."""
+    if shape is None or has_group(shape):
+        return None
+    first, last = axis(start, len(shape)), axis(end, len(shape))
+    if first is None or last is None or first > last:
+        return None
+    return tuple(shape[:first]) + (product(shape[first: last + 1]),) + tuple(shape[last + 1:])

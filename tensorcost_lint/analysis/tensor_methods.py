@@ -223,14 +223,9 @@ def _flatten(interp, receiver, args):
     start, end = args.get(0, "start_dim"), args.get(1, "end_dim")
     start = 0 if start is None else int_value(start)
     end = -1 if end is None else int_value(end)
-    shape = receiver.shape
-    if shape is None or start is None or end is None or shape_ops.has_group(shape):
+    if start is None or end is None:
         return receiver.with_shape(None)
-    first, last = shape_ops.axis(start, len(shape)), shape_ops.axis(end, len(shape))
-    if first is None or last is None or first > last:
-        return receiver.with_shape(None)
-    merged = shape_ops.product(shape[first: last + 1])
-    return receiver.with_shape(tuple(shape[:first]) + (merged,) + tuple(shape[last + 1:]))
+    return receiver.with_shape(shape_ops.flattened(receiver.shape, start, end))
 
 
 def _new_tensor(fill: bool):

@@ -62,6 +62,16 @@ BUILDS = {
     "registry": ("timmish.create_model('vit_tiny_patch16_224', img_size=32, patch_size=8, depth=2, num_classes=10)",
                  lambda t: t.create_model("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2,
                                           num_classes=10)),
+    # a CNN by a tagged name (`str.partition`/`split` parse it), keywords set to None dropped, layer
+    # factories that test `isinstance(layer, functools.partial)` and unbind it, `to_ntuple` through
+    # `itertools.repeat`, stages registered by `self.add_module(*stage)`, a padding computed to 0,
+    # `sum(depths)` in a drop rate, and a pooled head flattened by `nn.Flatten(1)`
+    "registry-cnn": ("timmish.create_model('resnet10t.a1_in1k', num_classes=10, drop_path_rate=None)",
+                     lambda t: t.create_model("resnet10t.a1_in1k", num_classes=10, drop_path_rate=None)),
+    "registry-cnn-names": ("timmish.create_model('resnet10t', act_layer='silu', norm_layer='batch_norm', "
+                           "channels=(8, 16, 24, 32))",
+                           lambda t: t.create_model("resnet10t", act_layer="silu", norm_layer="batch_norm",
+                                                    channels=(8, 16, 24, 32))),
 }
 
 
@@ -413,3 +423,48 @@ def test_the_name_search_reads_nothing_outside_its_roots(tmp_path, capsys):
     code, _, err = _run(project, capsys, "  m:\n    build: \"Secret()\"\n    inputs: {x: \"float32 batch 8\"}\n",
                         site=None)
     assert code == 2 and "`Secret` resolves to nothing" in err, err
+
+
+# -- a factory whose choice of class is read from the environment ------------------------------------------
+
+CHOSEN_BY_ENVIRONMENT = '''import os
+
+from torch import nn
+
+_USE_WIDE = os.environ.get("NET_USE_WIDE", "false").lower() == "true"
+
+
+class Net(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class WideNet(Net):
+    def __init__(self, dim=16):
+        super().__init__(dim)
+        self.proj = nn.Linear(dim, 4 * dim)
+
+
+def make_net(use_wide=None, **kwargs):
+    if use_wide is None:
+        use_wide = _USE_WIDE
+    if use_wide:
+        return WideNet(**kwargs)
+    return Net(**kwargs)
+'''
+
+
+def test_a_build_whose_object_an_undecided_condition_picks_names_it(tmp_path, capsys):
+    """The class is picked by an environment variable, which the run cannot read: the build is
+    refused naming the condition, and `assume` decides it (then the total is exact)."""
+    (tmp_path / "nets.py").write_text(CHOSEN_BY_ENVIRONMENT)
+    models = "  net:\n    build: \"make_net(dim=8)\"\n    inputs: {x: \"float32 batch 8\"}\n"
+    code, _, err = _run(tmp_path, capsys, models, site=None)
+    assert code == 2 and "what it returns depends on `use_wide`, undecided: `assume` gives a value" in err
+    code, records, err = _run(tmp_path, capsys, models + "    assume: {use_wide: false}\n", site=None)
+    assert code == 0, err
+    assert records[0]["complete"] is True and records[0]["totals"]["flops"] == 2 * 2 * 8 * 8

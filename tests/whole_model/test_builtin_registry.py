@@ -63,6 +63,8 @@ ROWS = {
     "slice": _row("6", forward="whole = slice(0, None)  # HF's slice(-logits_to_keep, None)\n        return self.proj(x[:, whole])"),
     "sorted": _row("sorted([5, 2, 9])[1]"),
     "str": _row("{'12': 3}[str(12)] + len(str(True))"),
+    # a stochastic-depth rate decayed over the blocks (`sum(depths)`), and a float sum
+    "sum": _row("sum((1, 2, 3)) + int(sum([0.5, 1.5], 1.0))"),
     "super": _row("super().width()", module="class Base(nn.Module):\n    def width(self):\n        return 6"),
     "tuple": _row("tuple([2, 7])[1]"),
     "type": _row("type(self).WIDTH + TABLE[type(Spec())]", module="class Spec:\n    pass\n\n\nTABLE = {Spec: 2}"),
@@ -77,6 +79,8 @@ ROWS = {
                           module="class Spec:\n    def __init__(self):\n        self.width = 1"),
     "functools.partial": _row("functools.partial(add, 2)(3)", module="def add(a, b):\n    return a + b"),
     "itertools.chain": _row("list(itertools.chain([1], [2, 6]))[2]"),
+    # `to_ntuple(n)(x)`: a value made an n-tuple
+    "itertools.repeat": _row("len(tuple(itertools.repeat(7, 3))) + tuple(itertools.repeat(2, 2))[1]"),
     **{f"math.{name}": _row(f"int(3 * math.{name}({arguments})) % 7 + 2") for name, arguments in _MATH_ARGUMENTS.items()},
 }
 

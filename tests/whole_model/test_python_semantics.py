@@ -110,3 +110,72 @@ def test_keywords_from_an_unknown_mapping_stay_unknown(tmp_path, capsys):
         result = _analyse(tmp_path, capsys, cls, dims, "inference")
         assert _reference(cls, dims, False) == 2 * (2 * 2 * 4 * 8 * 16)
         assert result["unresolved_sites"] == 2 and result["totals"]["flops"] == 0
+
+
+ELIF_CHAIN = '''import torch
+from torch import nn
+
+
+def to_layout(x, fmt):
+    if fmt == "nhwc":
+        x = x.permute(0, 2, 3, 1)
+    elif fmt == "nlc":
+        x = x.flatten(2).transpose(1, 2)
+    elif fmt == "ncl":
+        x = x.flatten(2)
+    return x
+
+
+class Stem(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, fmt):
+        return self.proj(to_layout(x, fmt))
+'''
+
+
+def test_an_undecided_elif_chain_names_where_the_shape_was_lost(tmp_path, capsys):
+    """`elif` arms leaving different shapes under a condition the run cannot decide: the shape is
+    lost at the `elif` (its position read like any statement's), and the run says so — it used to
+    stop with an internal error when the definition was built by the stdlib-ast front end."""
+    path = tmp_path / "layouts.py"
+    path.write_text(ELIF_CHAIN)
+    result = model_record(tmp_path, capsys, {"B": 2, "dim": 8}, f"{path}:Stem.forward", {"x": "float32 B dim 4 4"})  # `fmt` not given
+    assert result["complete"] is False and result["unresolved_sites"] == 1
+    lost = result["sites"][0]["shape_lost_at"]
+    assert (lost["line"], lost["expression"]) == (10, 'if fmt == "ncl"')  # the innermost arm merges first
+
+
+UNKNOWN_OPTIONS_PARTIAL = '''import functools
+import json
+
+from torch import nn
+
+OPTIONS = '{"eps": 1e-6}'
+
+
+def norm_factory(layer, **options):
+    return functools.partial(layer, **options)
+
+
+class Net(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        norm = norm_factory(nn.LayerNorm, **json.loads(OPTIONS))
+        self.norm = norm(dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(self.norm(x))
+'''
+
+
+def test_a_partial_bound_to_keywords_it_cannot_read_is_called_with_them_unknown(tmp_path, capsys):
+    """`functools.partial(layer, **options)` where `options` is not known: calling the partial hands
+    the callee keywords it cannot name (it used to stop with an internal error binding them)."""
+    path = tmp_path / "norms.py"
+    path.write_text(UNKNOWN_OPTIONS_PARTIAL)
+    result = model_record(tmp_path, capsys, {"B": 2, "T": 4}, f"{path}:Net.forward", {"x": "float32 B T 8"})
+    assert result["totals"]["flops"] == 2 * 2 * 4 * 8 * 8

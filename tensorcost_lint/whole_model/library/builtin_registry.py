@@ -54,6 +54,7 @@ BUILTINS = {
     "slice": (library.slice_of,),
     "sorted": (made.sorted_call,),
     "str": (known.str_call,),
+    "sum": (known.sum_call,),
     "super": (library.super_of,),
     "tuple": (made.sequence_call, library.tuple_of),
     "type": (known.type_call,),
@@ -67,6 +68,7 @@ STDLIB = {
     "copy.deepcopy": (config_copies.deepcopy_call,),
     "functools.partial": (known_calls.partial, python_values.make_partial),
     "itertools.chain": (made.chain_call,),
+    "itertools.repeat": (made.repeat_call,),
     **{name: (compute,) for name, compute in known_math.FUNCTIONS.items()},
 }
 

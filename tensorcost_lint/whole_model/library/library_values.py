@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import Const, Sym
 
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
-from ..python import class_members, config_copies
+from ..python import callable_values, class_members, config_copies
 from ..python.config_objects import apply_setters, config_class, setter_fields
 from ..values.library_objects import IntFact, MappingFact, RecordFact
 from ..values.objects import NONE, BoolFact, ClassRef, Instance, ModuleRef
@@ -309,9 +309,12 @@ def isinstance_decision(interp, args):
     if type(value) is ClassRef:  # a class is an instance of `type` (its metaclass derives from it), of no data type
         if "type" in names:
             return True
-        return False if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names) else None
+        if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names):
+            return False
     if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
         return class_members.is_instance(interp, value, nodes)
+    if callable_values.callable_kind(value) is not None:  # `isinstance(norm_layer, functools.partial)`
+        return callable_values.isinstance_decision(interp.run, value, names)
     if type(value) is TensorFact:
         if any(n in _TENSOR_TYPES for n in names):
             return True

@@ -10,10 +10,12 @@ the module too (module_casts).
 
 from __future__ import annotations
 
-from ...analysis.facts import SelfFact
+from ...analysis.facts import SelfFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from . import module_casts
-from ..values.objects import BoolFact, ModuleList
+from ..python import call_binding
+from ..python.call_binding import UNKNOWN_REST
+from ..values.objects import NONE, BoolFact, ModuleList
 
 MAX_MODULES = 100_000  # modules set per call: a bound on a hostile tree of modules
 # nn.Module's iterators over what it registered: they run no model code and compute nothing, so the
@@ -31,6 +33,8 @@ def call_module_method(interp, receiver, method: str, args):
         for value in [*args.positional, *args.keywords.values()]:
             interp.eval(value)
         return None
+    if method in ("add_module", "register_module"):
+        return _add_module(interp, receiver, args)
     if method == "eval" and not args.positional and not args.keywords:
         return _set_training(receiver, False)
     if method == "train" and not args.starred and len(args.positional) + len(args.keywords) <= 1:
@@ -40,6 +44,23 @@ def call_module_method(interp, receiver, method: str, args):
             return UNHANDLED
         return _set_training(receiver, mode.value)
     return module_casts.moved_or_cast(interp, receiver, method, args)
+
+
+def _add_module(interp, receiver: SelfFact, args):
+    """`self.add_module(name, module)` (`self.add_module(*stage)` of a known `(name, module)` pair):
+    the child registered under its name, as `self.name = module` registers it; a name or pair the
+    run cannot read leaves the object with attributes it cannot name."""
+    positional, keywords = call_binding.evaluate_arguments(interp, args)
+    bound = dict(zip(("name", "module"), positional))
+    if UNKNOWN_REST in keywords or len(positional) > 2 or set(keywords) & set(bound):
+        bound = {}
+    bound.update(keywords)
+    name, module = bound.get("name"), bound.get("module")
+    if set(bound) == {"name", "module"} and type(name) is StringFact:
+        receiver.attributes[name.value] = module
+    else:
+        interp.run.incomplete_objects.add(id(receiver))
+    return NONE
 
 
 def _set_training(root: SelfFact, training: bool) -> SelfFact:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...analysis.facts import CONFIG, SelfFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from ..python import attribute_presence, config_copies
+from ..python import attribute_presence, callable_values, config_copies
 from ..values.library_objects import InstanceDict
 from ..values.objects import NONE
 from . import library_values
@@ -33,7 +33,7 @@ def own_lookup(run, receiver, name: str):
         return config_read(run, CONFIG, name)
     if config_copies.is_config_copy(run, receiver):
         return receiver.attributes[name] if name in receiver.attributes else config_read(run, receiver, name)
-    return UNHANDLED
+    return callable_values.partial_attribute(receiver, name)  # `norm_layer.keywords` of a partial
 
 
 def config_read(run, owner, name: str):

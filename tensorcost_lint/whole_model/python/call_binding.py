@@ -36,6 +36,31 @@ def _eval_noting_gradient(interp, value, position, unknown_with_grad):
     return fact
 
 
+def spliced_arguments(interp, args: CallArgs, plain):
+    """A call's arguments with each `*seq` and `**mapping` spliced where it stands, as Python binds
+    them, when each is a plain name (`plain(node)`: reading it records nothing) of a known value:
+    (positional, keywords), each argument ("node", its expression) or ("value", a spliced item's
+    fact). None when one is not known: which parameter each argument binds is then not known."""
+    positional, keywords = [], {}
+    for value in args.positional:
+        star = args.stars.get(id(value))
+        if star is None:
+            positional.append(("node", value))
+            continue
+        if not plain(value):
+            return None
+        fact = interp.eval(value)
+        if star == "*" and type(fact) is SequenceFact:
+            positional.extend(("value", item) for item in fact.items)
+        elif star == "**" and type(fact) is MappingFact and only_string_keys(fact) \
+                and all(key.isidentifier() for key, _ in fact.items):  # (UNKNOWN_REST is none)
+            keywords.update((key, ("value", item)) for key, item in fact.items)
+        else:
+            return None
+    keywords.update((name, ("node", value)) for name, value in args.keywords.items())
+    return positional, keywords
+
+
 def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None):
     """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
     known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from shape_annotations import Const
+from shape_annotations import BinOp, Const, simplify_dim
 
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
@@ -292,6 +292,31 @@ def extreme_call(pick):
         chosen = values.index(pick(values))
         return facts[chosen]
     return handler
+
+
+def sum_call(interp, args):
+    """`sum(depths)` / `sum(sizes, start)` of known numbers: Python's total (an int a size or an
+    IntFact, a float a known float); sizes not all known add up to their formula (`sum(depths)` of
+    config dims); numbers of no known value to a number of no known value; anything else unknown."""
+    if args.starred or not 1 <= len(args.positional) <= 2 or set(args.keywords) - {"start"}:
+        return UNHANDLED
+    facts = items_of(interp.eval(args.positional[0]))
+    start = [interp.eval(value) for value in (*args.positional[1:], *args.keywords.values())]
+    if facts is None:
+        return None
+    facts = list(start or [IntFact(0)]) + list(facts)
+    values = [known_floats.number(interp.run, fact) for fact in facts]
+    if None not in values and all(type(value) in (int, float) for value in values):
+        total = sum(values)
+        return int_fact(total) if type(total) is int else interp.run.floats.make(total)
+    if all(type(fact) in (DimFact, IntFact) for fact in facts):
+        dims = [fact.dim for fact in facts if type(fact) is DimFact]
+        constant = sum(fact.value for fact in facts if type(fact) is IntFact)
+        formula = dims[0]
+        for dim in dims[1:] + ([Const(constant)] if constant else []):
+            formula = BinOp("+", formula, dim)
+        return DimFact(simplify_dim(formula)) if dims and constant >= 0 else ScalarFact()
+    return ScalarFact() if all(type(fact) in NUMBERS for fact in facts) else None
 
 
 def type_call(interp, args):

@@ -162,6 +162,21 @@ def chain_call(interp, args):
     return IteratorFact(tuple(items))
 
 
+def repeat_call(interp, args):
+    """`itertools.repeat(x, n)` with a known count: an iterator over x n times (`tuple(repeat(x,
+    n))`, a value made an n-tuple); without a count it never ends, so it is unknown."""
+    if args.starred or not 1 <= len(args.positional) + len(args.keywords) <= 2:
+        return UNHANDLED
+    positional, keywords = call_binding.evaluate_arguments(interp, args)
+    values = list(positional) + [keywords[key] for key in ("object", "times") if key in keywords]
+    if len(values) != 2 or len(values) != len(positional) + len(keywords):
+        return None
+    count = int_of(interp.run, values[1])
+    if count is None or count > MAX_ITEMS:
+        return None
+    return IteratorFact((values[0],) * max(count, 0))
+
+
 def _listed(interp, value):
     """The items of a known sequence, or of a module list — one built module repeated a known
     number of times is that module so many times."""

@@ -65,7 +65,10 @@ def number(run, fact):
 def arithmetic(run, operator, left, right):
     """`a op b` where one side is a known float and both are known numbers: the float Python
     computes; UNHANDLED otherwise (the readings after this one apply)."""
-    if ScalarFact not in (type(left), type(right)):
+    # `rate * i / (n - 1)` with a zero rate: an int (not a size) over a known number is Python's
+    # float too (two sizes divide as a formula of dims, evaluator.arithmetic)
+    divided = isinstance(operator, cst.Divide) and IntFact in (type(left), type(right))
+    if ScalarFact not in (type(left), type(right)) and not divided:
         return UNHANDLED
     compute = _OPERATORS.get(type(operator))
     a, b = number(run, left), number(run, right)

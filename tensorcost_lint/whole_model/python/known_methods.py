@@ -38,17 +38,64 @@ def method_call(interp, func: cst.Attribute, receiver, args):
 
 
 # str methods computed as Python does when every argument is a known string (a model type's module
-# name: `key.replace("-", "_")`); the result of a test is a bool, of any other a new string
-_STRING_METHODS = {"startswith": 1, "endswith": 1, "replace": 2, "lower": 0, "upper": 0, "strip": 0,
-                   "lstrip": 0, "rstrip": 0, "removeprefix": 1, "removesuffix": 1, "capitalize": 0, "title": 0}
+# name: `key.replace("-", "_")`, a name's tag `name.split(".", 1)`, a source prefix
+# `name.partition(":")`): (fewest, most) positional arguments; the result of a test is a bool, a
+# count or position an int, a split a list of strings, a partition a tuple of three
+_STRING_METHODS = {"startswith": (1, 1), "endswith": (1, 1), "replace": (2, 2), "lower": (0, 0), "upper": (0, 0),
+                   "strip": (0, 1), "lstrip": (0, 1), "rstrip": (0, 1), "removeprefix": (1, 1),
+                   "removesuffix": (1, 1), "capitalize": (0, 0), "title": (0, 0), "partition": (1, 1),
+                   "rpartition": (1, 1), "split": (0, 2), "rsplit": (0, 2), "join": (1, 1), "count": (1, 1),
+                   "find": (1, 1), "rfind": (1, 1), "isdigit": (0, 0), "isalnum": (0, 0), "isalpha": (0, 0),
+                   "isidentifier": (0, 0), "zfill": (1, 1)}
+
+
+# the str methods whose result is a string again: `name.replace('_', '').lower()` chains them
+STRING_RESULTS = frozenset({"replace", "lower", "upper", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix",
+                            "capitalize", "title", "join", "zfill"})
+
+
+def string_chain(interp, node, pure) -> bool:
+    """Whether `node` is a chain of string-returning str methods on a plain expression (`pure`
+    says which) whose value is a known string: its calls may then be evaluated one by one."""
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in STRING_RESULTS:
+        node = node.func.value
+    return pure(node) and type(interp.eval(node)) is StringFact
 
 
 def _string_method(interp, receiver: StringFact, name: str, args):
     values = [interp.eval(value) for value in args.positional]
-    if len(values) != _STRING_METHODS[name] or any(type(value) is not StringFact for value in values):
+    fewest, most = _STRING_METHODS[name]
+    if not fewest <= len(values) <= most:
         return None
-    result = getattr(receiver.value, name)(*(value.value for value in values))
-    return BoolFact(result) if type(result) is bool else StringFact(result)
+    if name == "join":  # `".".join(parts)`: every item a known string
+        parts = items_of(values[0])
+        if parts is None or any(type(part) is not StringFact for part in parts):
+            return None
+        return StringFact(receiver.value.join(part.value for part in parts))
+    plain = []
+    for position, value in enumerate(values):
+        if type(value) is StringFact:
+            plain.append(value.value)
+        elif position == 0 and value is NONE and name in ("split", "rsplit", "strip", "lstrip", "rstrip"):
+            plain.append(None)  # `s.split(None, 1)`: whitespace
+        elif position == 1 and name in ("split", "rsplit", "zfill") or position == 0 and name == "zfill":
+            number = int_of(interp.run, value)
+            if number is None:
+                return None
+            plain.append(number)
+        else:
+            return None
+    try:
+        result = getattr(receiver.value, name)(*plain)
+    except (TypeError, ValueError):  # `s.split("")`: Python raises; nothing is claimed
+        return None
+    if type(result) is bool:
+        return BoolFact(result)
+    if type(result) is int:
+        return int_fact(result)
+    if type(result) in (tuple, list):
+        return None if len(result) > MAX_ITEMS else SequenceFact(tuple(StringFact(part) for part in result))
+    return StringFact(result)
 
 
 # Methods that change a list or dict in place: any not followed exactly makes the value unknown.

@@ -59,6 +59,10 @@ class Partial:
     callee: object  # a FunctionRef / ClassRef / Partial of the tree, when name is None
     positional: tuple
     keywords: tuple  # ((name, fact), ...)
+    # what Python holds: a `functools.partial` object ("partial"), a library class used as a value
+    # ("class": `act_layer=nn.GELU`) or a bound method ("method": a classmethod read off its class,
+    # an autograd Function's `apply`); isinstance and `.func`/`.keywords` read it (callable_values)
+    made_by: str = "partial"
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ def library_class(interp, node):
     name = interp.ctx.settings.imports.resolve(node)
     if name is None or not name.startswith("torch.nn.") or name.count(".") != 2 or not name[9:10].isupper():
         return None
-    return Partial(name, None, (), ())
+    return Partial(name, None, (), (), "class")
 
 
 def class_function(run, class_ref, name: str):
@@ -90,11 +94,11 @@ def class_function(run, class_ref, name: str):
     found = find_method(run, class_ref.source, class_ref.node, name)
     if found is None:
         applied = autograd_functions.apply_of(run, class_ref, name)  # `Scan.apply` of a torch.autograd.Function
-        return None if applied is None else Partial(None, applied, (), ())
+        return None if applied is None else Partial(None, applied, (), (), "method")
     source, method = found
     decorators = {dotted_name(d.decorator) for d in method.decorators}
     if "classmethod" in decorators:
-        return Partial(None, FunctionRef(source, method), (class_ref,), ())
+        return Partial(None, FunctionRef(source, method), (class_ref,), (), "method")
     if "property" in decorators:
         return None
     return FunctionRef(source, method)

@@ -125,6 +125,9 @@ def built_entry(run, entry, config, config_folder: Path):
     instance = run.instance(value) if type(value) is SelfFact else None
     if instance is None:
         why = "; ".join(dict.fromkeys(reason for _, _, reason in run.unfollowed))[:300]
+        if not why and run.undecided_returns:  # `if use_naflex: return ...` read from the environment
+            named = ", ".join(f"`{' '.join(c.split())[:60]}`" for c in run.undecided_returns[:3])
+            why = f"what it returns depends on {named}, undecided: `assume` gives a value"
         raise error(f"`{entry.build[:80]}` builds no module object of the analysed code"
                     + (f" ({why})" if why else " (its value is not known statically)"))
     method = run.method_of(value, entry.qualname)

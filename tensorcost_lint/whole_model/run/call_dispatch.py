@@ -8,15 +8,17 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis import tensor_functions
+from ...analysis.arguments import CallArgs
 from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
-    attribute_presence, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
+    attribute_presence, call_binding, class_members, known_calls, known_floats, known_methods, known_values, object_creation,
     python_values, registries
 )
 from . import choices
 from ..values import installed_source, library_layers
+from ..values.value_arguments import value_arguments
 from ..values.installed_source import searched_in_site
 from ..source import module_bindings
 from ..library import builtin_registry, module_casts, module_methods, object_attributes, pytrees, torch_values
@@ -59,6 +61,9 @@ class CallDispatch:
         if handled is not UNHANDLED:
             return handled
         if name is not None and name.startswith("torch.nn."):
+            spliced = call_binding.spliced_arguments(self, args, lambda n: _pure(n, self.env)) if args.starred else None
+            if spliced is not None:  # `nn.Conv2d(cin, cout, k, padding=p, **kwargs)`: stride is in kwargs
+                return _with_spliced(self, spliced, lambda bound: self.torch_module(name, bound))
             return self.torch_module(name, args)
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
@@ -71,6 +76,15 @@ class CallDispatch:
             if type(func.value) is cst.Call:  # the receiver, evaluated once, is no number: its own method
                 method = self.attribute_of(receiver, func.attr.value)
                 return run.call_function(self, node, method, args) if type(method) is FunctionRef else None
+        if kind is cst.Attribute and type(func.value) is cst.Call and \
+                known_methods.string_chain(self, func.value, lambda root: _pure(root, self.env)):
+            # `norm_layer.replace('_', '').lower()`: the inner call is a string, its method read here
+            known = known_methods.method_call(self, func, self.eval(func.value), args)
+            if known is UNHANDLED:  # a str method the run does not compute: its arguments still run
+                for value in [*args.positional, *args.keywords.values()]:
+                    self.eval(value)
+                return None
+            return known
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value == "append":
@@ -272,3 +286,16 @@ def _plain_index(index, env) -> bool:
         return True
     return isinstance(index.value, cst.Name) and env is not None and \
         type(env.get(index.value.value)) in (DimFact, IntFact, StringFact, ScalarFact)  # an int of unknown value too
+
+
+def _with_spliced(interp, spliced, call):
+    """`call(CallArgs)` on spliced_arguments' result: the written arguments as they are, each
+    spliced item read through a name bound to its value for the call."""
+    positional, keywords = spliced
+    values = [fact for kind, fact in positional if kind == "value"]
+    named = [(key, fact) for key, (kind, fact) in keywords.items() if kind == "value"]
+    with value_arguments(interp, values, named) as bound:
+        names = iter(bound.positional)
+        nodes = [node if kind == "node" else next(names) for kind, node in positional]
+        words = {key: node if kind == "node" else bound.keywords[key] for key, (kind, node) in keywords.items()}
+        return call(CallArgs(nodes, words, False, {}))

@@ -195,7 +195,7 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 self.state.returned = self.state.returned or returned
                 return
             self.run_.add(Choice(self.ctx.code(node.test), (then_entries, else_entries)))
-            self.run_.note_undecided(self.ctx.code(node.test))
+            self.run_.note_undecided(self.ctx.code(node.test), then_returned or else_returned)
             if then_returned and not else_returned:
                 env = else_env
                 self.continuation = else_entries

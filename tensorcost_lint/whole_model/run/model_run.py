@@ -84,6 +84,9 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.classes: dict = {}  # module path -> class name
         self.module = ""  # the module path whose code is running
         self.undecided: list = []
+        # conditions undecided where a side returned: what the function returns depends on them (a
+        # build whose object is lost names them, so `assume` can decide one)
+        self.undecided_returns: list = []
         self.building = 0  # inside a constructor: its branches cost nothing we count
         self.problems: list = []  # (what, reason): calls that could not be followed (recursion)
         self.unfollowed: list = []  # (unit context, call node, reason)
@@ -228,10 +231,12 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
             line, column = 1, 1
         self.limit_reached(function.source.ctx.settings.path, line, column, what, reason)
 
-    def note_undecided(self, condition: str) -> None:
+    def note_undecided(self, condition: str, returns: bool = False) -> None:
         self.doubts += 1
         if self.building == 0 and condition not in self.undecided:
             self.undecided.append(condition)
+        if returns and condition not in self.undecided_returns:
+            self.undecided_returns.append(condition)
 
     @contextmanager
     def in_loop(self, count):

@@ -33,6 +33,12 @@ def value_arguments(interp, positional=(), keywords=(), starred: bool = False, s
         if stars and index in stars:
             star_of[id(names[-1])] = stars[index]
     for key, fact in keywords:
+        if not key.isidentifier():  # call_binding's UNKNOWN_REST: keywords not known, read as `**unknown`
+            env[f"{prefix}rest"] = None
+            names.append(cst.Name(f"{prefix}rest"))
+            star_of[id(names[-1])] = "**"
+            starred = True
+            continue
         env[f"{prefix}{key}"] = fact
         keyword_names[key] = cst.Name(f"{prefix}{key}")
     try:
