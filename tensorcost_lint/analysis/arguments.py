@@ -10,17 +10,7 @@ from shape_annotations import Const
 
 from .facts import INFER_DIM, DimFact, IntFact, SequenceFact
 from .literals import int_value
-
-
-class Given:
-    """An argument already evaluated, passed on as its value (the running value of an
-    nn.Sequential, a linear module's input read by its caller): `interp.eval` returns it as it is,
-    so a call made with values in hand plants no name and evaluates nothing twice."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
+from .given_values import Given  # noqa: F401 - the call protocol's value arguments, read with CallArgs
 
 
 @dataclass

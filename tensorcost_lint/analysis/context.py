@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .cst_parse import child_nodes
+from .given_values import VALUE_ARGUMENTS, VALUE_TEXT
 from .imports import ImportTable
 from .problems import Reported
 
@@ -104,10 +105,14 @@ class UnitContext:
 
     def node_code(self, node) -> str:
         """The node's source as written, its own parentheses included (LibCST's `code_for_node`)."""
+        if type(node) in VALUE_ARGUMENTS:
+            return VALUE_TEXT  # an argument passed as a value has no source of its own
         return self.module.code_for_node(node)
 
     def bare_code(self, node) -> str:
         """The node's source without its own parentheses: the text its position measures."""
+        if type(node) in VALUE_ARGUMENTS:
+            return VALUE_TEXT
         if getattr(node, "lpar", None):
             node = node.with_changes(lpar=[], rpar=[])
         return self.module.code_for_node(node)

@@ -15,7 +15,7 @@ from shape_annotations import BinOp, Const, Sym, Unknown, simplify_dim
 
 from . import convolutions, shape_ops
 from .annotations import string_literal
-from .arguments import Given
+from .given_values import VALUE_ARGUMENTS
 from .literals import int_value
 from .call_sites import record_matmul_operator
 from .calls import evaluate_call
@@ -69,7 +69,7 @@ class Evaluator:
     def eval(self, node):
         if node is None:
             return None  # an optional argument the call did not pass
-        if type(node) is Given:
+        if type(node) in VALUE_ARGUMENTS:
             return node.value
         handler = getattr(self, "_eval_" + type(node).__name__, None)
         if handler is None:

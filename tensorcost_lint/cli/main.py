@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     thresholds = gc.get_threshold()
     gc.set_threshold(*_COLLECTION_THRESHOLDS)
     try:
+        for text in argv:
+            if "\0" in str(text):  # no command line holds one; a path with one opens nothing, anywhere
+                raise UsageError(f"tensorcost: error: an argument holds a NUL byte: {text!r}")
         args = build_parser(_selected_command(argv)).parse_args(argv)
         return args._module.run(args)
     except UsageError as error:

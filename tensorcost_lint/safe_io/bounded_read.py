@@ -18,13 +18,20 @@ class TooLarge(OSError):
     pass
 
 
+class UnusablePath(OSError):
+    pass
+
+
 def read_capped(path, limit: int, *, follow_symlinks: bool = True) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; OSError subclasses otherwise (a
     symlink too, when `follow_symlinks` is false)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not block either
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(path, flags)
+    try:
+        descriptor = os.open(path, flags)
+    except ValueError as error:  # a NUL byte in the name: no file can have it (an OSError, as callers expect)
+        raise UnusablePath(f"unusable file name ({error})") from None
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):

@@ -17,7 +17,7 @@ FLOORS = {
     "values": ("site_registry", "facts", "dtype_rules", "shape_ops", "literals", "problems", "imports", "call_site",
                "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
                "ast_expressions", "source_parse",
-               "ast_front"),
+               "ast_front", "given_values"),
     "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "einx_ops",
                         "op_table"),
     "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),

@@ -451,3 +451,24 @@ MODULE_ROWS = {
 def test_module_rule(name):
     constructor, call, expected = MODULE_ROWS[name]
     assert shown(_call_module(constructor, call)) == expected
+
+
+def test_a_value_argument_is_its_value_and_quoted_as_one():
+    """Calls made with values in hand pass them as values (given_values): `eval` returns the value
+    itself, nothing planted in the env, and a message quoting the argument's code gets `<value>`."""
+    from tensorcost_lint.analysis.arguments import CallArgs
+    from tensorcost_lint.analysis.given_values import Bound, Given
+    from tensorcost_lint.analysis.tensor_functions import FUNCTIONS
+
+    module = cst.parse_module(HEADER)
+    settings = FileSettings("t.py", import_table_from_ast(ast.parse(HEADER)), SIZES, "float32", False, ())
+    unit = UnitContext(settings, Recorder(), module)
+    env = dict(ENV)
+    evaluator = Evaluator(unit, env)
+    for kind in (Given, Bound):
+        value = kind(ENV["x"])
+        assert evaluator.eval(value) is ENV["x"]
+        assert unit.code(value) == "<value>" and unit.bare_code(value) == "<value>"
+        out = FUNCTIONS["torch.softmax"](evaluator, CallArgs([value], {"dim": kind(ENV["x"].shape[-1])}, False))
+        assert shown(out) == "b s d"
+    assert env == ENV  # no name planted

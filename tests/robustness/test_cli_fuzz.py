@@ -110,6 +110,9 @@ def test_any_command_line_is_an_exit_code_and_at_most_one_error_line(workdir, ar
     (["plan", "ij,jk->ik", "--shapes", f"{2**40}x{2**40},{2**40}x{2**40}"], ["2**63"]),
     (["plan", "ij,jk->ik"], ["--shapes"]),
     (["explain", "TCL999"], ["TCL999"]),
+    # a NUL byte (only an in-process caller can pass one): os.open and realpath raise ValueError
+    (["estimate", "\x00"], ["NUL byte", "\\x00"]),
+    (["model", "--entry", "m\x00.py:M.forward"], ["NUL byte", "m\\x00.py"]),
     (["frobnicate"], ["frobnicate"]),
     ([], ["tensorcost"]),
 ])
@@ -152,3 +155,12 @@ def test_config_dims_out_of_range_are_one_line(tmp_path, dims):
     (tmp_path / "tensorcost.yaml").write_text(f"dims: {dims}\n")
     (tmp_path / "good.py").write_text(GOOD)
     assert_one_line_error(run_tensorcost("check", "good.py", cwd=tmp_path), "tensorcost.yaml", "dims.seq")
+
+
+def test_a_file_name_holding_a_nul_byte_is_an_unreadable_file(workdir):
+    """Named in a config (`evidence:`, `dims_from:`) rather than on the command line, such a path
+    is an OSError like any file that cannot be opened, so its reader's one-line error says so."""
+    from tensorcost_lint.safe_io.bounded_read import read_capped
+
+    with pytest.raises(OSError, match="unusable file name"):
+        read_capped(workdir / "a\x00b.yaml", 1024)

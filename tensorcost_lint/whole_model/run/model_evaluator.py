@@ -12,7 +12,7 @@ import libcst as cst
 from shape_annotations import Const
 
 from ...analysis import tensor_functions
-from ...analysis.arguments import Given
+from ...analysis.given_values import Bound, Given
 from ...analysis.evaluator import Evaluator
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
@@ -43,14 +43,15 @@ class ModelEvaluator(CallDispatch, Evaluator):
     def eval(self, node):
         # written as one method (one Python frame per expression level): model code nests calls 64
         # deep, each of many levels, under the interpreter's recursion limit
-        if type(node) is Given:
+        kind = type(node)
+        if kind is Given:
             return node.value  # evaluated by the caller, its flows and records made there
         loss, frames = self.run.shape_loss, self.run.grad_frames
         loss.frames.append(None)
         try:
             frames.append(None)
             try:
-                fact = super().eval(node)
+                fact = node.value if kind is Bound else super().eval(node)  # Bound: read as a name is
             finally:
                 flowed = frames.pop()  # the tensors needing a gradient this expression read or made
             if flowed and cuts_gradient(self, node):
@@ -82,7 +83,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
-            if (fact is None or type(fact) is TensorFact and fact.shape is None) and type(node) is not cst.Name:
+            if (fact is None or type(fact) is TensorFact and fact.shape is None) and kind is not cst.Name \
+                    and kind is not Bound:
                 self.run.doubts += 1  # what the run could not evaluate (or shape) may have raised
             return fact
         finally:
