@@ -14,7 +14,7 @@ from .interpreter import UNHANDLED, Interpreter
 from .facts import DTypeFact, ModuleFact, ScalarFact, SelfFact, TensorFact
 from .imports import dotted_name
 from .site_registry import FUNCTIONS as SITE_FUNCTIONS, METHODS as SITE_METHODS, MODULE_CLASSES
-from . import call_sites, convolutions, module_shapes, multihead_attention, tensor_functions, tensor_methods
+from . import call_sites, convolutions, module_shapes, multihead_attention, op_table
 
 
 # Module classes that leave the shape of their input unchanged, matched by class name so user
@@ -76,7 +76,7 @@ def evaluate_call(interp: Interpreter, node: cst.Call):
     if name is not None:
         if name in SITE_FUNCTIONS:
             return call_sites.record_function_site(interp, node, name, args)
-        transfer = tensor_functions.FUNCTIONS.get(name)
+        transfer = op_table.FUNCTIONS.get(name)
         if transfer is not None:
             return transfer(interp, args)
         if name.startswith(("torch.nn.", "flax.", "equinox.")) or name in ("torch.nn",):
@@ -91,7 +91,7 @@ def evaluate_call(interp: Interpreter, node: cst.Call):
         if type(receiver) is TensorFact:
             if method in SITE_METHODS:
                 return call_sites.record_method_site(interp, node, receiver, method, args)
-            transfer = tensor_methods.METHODS.get(method)
+            transfer = op_table.METHODS.get(method)
             if transfer is not None:
                 return transfer(interp, receiver, args)
         elif type(receiver) is SelfFact or receiver is not None:

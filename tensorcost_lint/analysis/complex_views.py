@@ -62,4 +62,5 @@ def _polar(interp, args):
     return TensorFact(shape, _COMPLEX_OF.get(dtype), framework=magnitude.framework or angle.framework)
 
 
-FUNCTIONS = {"torch.view_as_complex": _view_as_complex, "torch.view_as_real": _view_as_real, "torch.polar": _polar}
+# (view_as_complex and view_as_real have entries in op_table.OPS, with their rules)
+FUNCTIONS = {"torch.polar": _polar}

@@ -9,7 +9,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from . import shape_ops, tensor_methods
+from . import shape_ops
 from .arguments import CallArgs
 from .facts import DimFact, IntFact, ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
@@ -147,30 +147,15 @@ def _histc(interp, args):
     return TensorFact(None if bins is None else (bins,), fact.dtype, framework=fact.framework)
 
 
-def _copy_of(method: str):
-    """`torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the same shape."""
-
-    def transfer(interp, args):
-        node = args.get(0, "input")
-        fact = interp.eval(node) if node is not None else None
-        rest = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
-        if type(fact) is not TensorFact:
-            for value in [*rest.positional, *rest.keywords.values()]:
-                interp.eval(value)
-            return None
-        return tensor_methods.METHODS[method](interp, fact, rest)
-
-    return transfer
-
-
-_COPIES = {"expand_copy": "expand", "permute_copy": "permute", "view_copy": "view", "squeeze_copy": "squeeze",
-           "unsqueeze_copy": "unsqueeze", "transpose_copy": "transpose", "t_copy": "t", "unbind_copy": "unbind",
-           "alias_copy": "clone", "narrow_copy": "narrow", "split_with_sizes_copy": "split"}
+# `torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the same shape
+# (tensor_functions.METHOD_FUNCTIONS reads them as their method)
+COPIES = {"expand_copy": "expand", "permute_copy": "permute", "view_copy": "view", "squeeze_copy": "squeeze",
+          "unsqueeze_copy": "unsqueeze", "transpose_copy": "transpose", "t_copy": "t", "unbind_copy": "unbind",
+          "alias_copy": "clone", "narrow_copy": "narrow", "split_with_sizes_copy": "split"}
+# (F.pad and F.glu have entries in op_table.OPS, with their rules)
 FUNCTIONS = {
-    "torch.nn.functional.pad": _pad, "torch.nn.functional.glu": _glu,
     **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": _adaptive_pool(rank, kind == "max")
        for kind in ("avg", "max") for rank in (1, 2, 3)},
     **{f"torch.atleast_{rank}d": _at_least(rank) for rank in (1, 2, 3)},
     "torch.outer": _outer, "torch.ger": _outer, "torch.histc": _histc,
-    **{f"torch.{name}": _copy_of(method) for name, method in _COPIES.items()},
 }

@@ -32,5 +32,3 @@ def _solve_triangular(interp, args):
     batch = shape_ops.broadcast(a.shape[:-_MATRIX], b.shape[:-_MATRIX], interp.ctx.settings.sizes)
     return result if batch is None else result.with_shape((*batch, *b.shape[-_MATRIX:]))
 
-
-FUNCTIONS = {"torch.linalg.solve_triangular": _solve_triangular}

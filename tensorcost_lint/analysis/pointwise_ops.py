@@ -274,11 +274,12 @@ def _tile(interp, receiver, args):
     return receiver.with_shape(tuple(d if r == 1 else shape_ops.product((Const(r), d)) for r, d in zip(reps, shape)))
 
 
+# (ops with an entry in op_table.OPS have their rule there: erf, exp2, frac, flip, max, gather, ...)
 UNARY_FLOAT = (
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan", "erf", "erfc", "erfinv", "exp2",
-    "expm1", "log10", "log1p", "log2", "digamma", "lgamma", "i0", "sinc", "deg2rad", "rad2deg", "logit",
+    "acosh", "asinh", "atanh", "tan", "erfc", "erfinv", "log10", "log2", "digamma", "lgamma", "i0", "sinc",
+    "deg2rad", "rad2deg", "logit",
 )
-UNARY_SAME = ("ceil", "floor", "trunc", "frac", "positive", "sgn", "bitwise_not", "flip", "fliplr", "flipud", "roll")
+UNARY_SAME = ("ceil", "floor", "trunc", "positive", "sgn", "bitwise_not", "fliplr", "flipud")
 UNARY_BOOL = ("logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit")
 BINARY_SAME = (
     "fmax", "fmin", "fmod", "remainder", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -288,7 +289,8 @@ BINARY_SAME = (
 BINARY_FLOAT = ("atan2", "copysign", "xlogy")
 BINARY_BOOL = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
 # in-place forms whose out-of-place op is in the tables: the result is the receiver itself
-INPLACE = tuple(f"{name}_" for name in (*UNARY_FLOAT, *UNARY_SAME[:7], *BINARY_SAME, *BINARY_FLOAT, *BINARY_BOOL,
+INPLACE = tuple(f"{name}_" for name in (*UNARY_FLOAT, "acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1",
+                                        "log1p", *UNARY_SAME[:6], "frac", *BINARY_SAME, *BINARY_FLOAT, *BINARY_BOOL,
                                         "logical_not", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
                                         "abs", "neg", "reciprocal", "square", "pow", "float_power", "round", "sign",
                                         "tril", "triu", "relu", "true_divide"))
@@ -304,10 +306,7 @@ METHODS = {
     "nansum": reduction(dtype_rules.accumulated, dtype_keyword=True),
     "nanmean": reduction(dtype_rules.same, dtype_keyword=True),
     **{name: reduction(_to_int64) for name in ("argmax", "argmin", "count_nonzero")},
-    "max": _extreme, "min": _extreme,
-    "rot90": _rot90, "narrow": _narrow, "select": _select, "index_select": _index_select, "gather": _gather,
-    "movedim": _movedim,
-    "moveaxis": _movedim, "ravel": _ravel, "tile": _tile,
+    "rot90": _rot90, "select": _select, "moveaxis": _movedim, "ravel": _ravel, "tile": _tile,
 }
 # torch.NAME(input, ...) is input.NAME(...) for these (the in-place forms are methods only)
 TORCH_FUNCTIONS = tuple(name for name in METHODS if not name.endswith("_"))

@@ -90,17 +90,16 @@ def _ternary(first: str, second: str):
     return transfer
 
 
-_WRITES = ("index_fill", "index_copy", "index_add", "scatter", "scatter_add", "scatter_reduce", "index_put", "put",
+# (scatter, clamp_min, clamp_max, sort and topk have entries in op_table.OPS, with their rules)
+_WRITES = ("index_fill", "index_copy", "index_add", "scatter_add", "scatter_reduce", "index_put", "put",
            "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
            "resolve_conj", "resolve_neg", "bernoulli")
 METHODS = {
-    **{name: same for name in (*_WRITES, *(f"{n}_" for n in _WRITES[:8]), "renorm_", "conj_physical_",
+    **{name: same for name in (*_WRITES, *(f"{n}_" for n in _WRITES[:7]), "renorm_", "conj_physical_",
                                "clamp_min_", "clamp_max_", "lerp_", "addcmul_", "addcdiv_")},
     "logcumsumexp": unary(dtype_rules.float_result),
-    "clamp_min": binary(dtype_rules.same), "clamp_max": binary(dtype_rules.same),
     "isclose": binary(lambda dtype, framework: "bool"),
-    "sort": _sorted_pair, "cummax": _sorted_pair, "cummin": _sorted_pair, "argsort": _argsort,
-    "trace": _trace, "topk": _topk,
+    "cummax": _sorted_pair, "cummin": _sorted_pair, "argsort": _argsort, "trace": _trace,
     "median": _picked(0, None), "nanmedian": _picked(0, None), "mode": _picked(0, -1), "kthvalue": _picked(1, -1),
     "lerp": _ternary("end", "weight"), "addcmul": _ternary("tensor1", "tensor2"),
     "addcdiv": _ternary("tensor1", "tensor2"),

@@ -1,5 +1,7 @@
 """Shape transfer of module-level functions (`torch.transpose`, `F.softmax`, `np.zeros`,
-`einops.rearrange`...), keyed by canonical name. Each takes (interp, CallArgs)."""
+`einops.rearrange`...), keyed by canonical name. Each takes (interp, CallArgs). The table that
+names them is op_table.OPS (an entry's `shape`); `REMAINING_FUNCTIONS` and `METHOD_FUNCTIONS` hold
+the functions with no entry yet. op_table.FUNCTIONS joins them."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import complex_views, dtype_rules, einx_ops, functional_ops, linear_solves, pointwise_ops, selection_ops, shape_ops, \
+from . import complex_views, dtype_rules, einx_ops, functional_ops, pointwise_ops, selection_ops, shape_ops, \
     tensor_methods, window_pooling
 from .arguments import CallArgs, dim_args
 from .literals import int_value
@@ -47,8 +49,9 @@ def preserve_float(interp, args):
     return fact
 
 
-def as_method(method: str):
-    """`torch.transpose(x, 0, 1)` is `x.transpose(0, 1)`."""
+def as_method(method: str, methods):
+    """`torch.transpose(x, 0, 1)` is `x.transpose(0, 1)`: the rule `methods[method]`, read when the
+    function is called (op_table passes its METHODS, whose rules are declared there)."""
 
     def transfer(interp, args):
         node, fact = _first_tensor(interp, args)
@@ -56,7 +59,7 @@ def as_method(method: str):
         if type(fact) is not TensorFact:
             _eval_rest(interp, rest)
             return None
-        return tensor_methods.METHODS[method](interp, fact, rest)
+        return methods[method](interp, fact, rest)
 
     return transfer
 
@@ -92,7 +95,7 @@ def _reshape(interp, args):
     if type(fact) is not TensorFact or shape_node is None:
         _eval_rest(interp, args, skip=(node,))
         return None
-    return tensor_methods.METHODS["reshape"](interp, fact, CallArgs([shape_node], {}, False))
+    return tensor_methods._view(interp, fact, CallArgs([shape_node], {}, False))  # the rule of Tensor.reshape
 
 
 def _expand_dims(interp, args):
@@ -268,12 +271,11 @@ def _size_of(interp, args):
     return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
 
 
+# Functions whose shape rule is not yet on an entry of op_table.OPS (op_table.FUNCTIONS joins them
+# with the table's); an op with a view kind or a saved rule has its rule on its entry instead.
 _PRESERVING = [
-    "torch.nn.functional.gelu", "torch.nn.functional.relu", "torch.nn.functional.silu", "torch.nn.functional.dropout",
-    "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm", "torch.nn.functional.normalize",
-    "torch.nn.functional.leaky_relu", "torch.nn.functional.mish", "torch.nn.functional.elu",
-    "torch.relu", "torch.tril", "torch.triu", "torch.clamp", "torch.masked_fill", "torch.dropout",
-    "torch.nan_to_num", "torch.sign",
+    "torch.nn.functional.dropout", "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm",
+    "torch.nn.functional.normalize", "torch.dropout", "torch.nan_to_num",
     "numpy.abs", "numpy.tril", "numpy.triu", "numpy.square",
     "jax.nn.relu", "jax.numpy.tril", "jax.numpy.triu", "jax.numpy.abs", "jax.numpy.square",
 ]
@@ -284,45 +286,28 @@ _PRESERVING_FLOAT = [
     "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.log", "jax.lax.rsqrt",
     "torch.nn.functional.softsign", "torch.nn.functional.tanhshrink",  # integers give torch's default float
 ]
-# torch functions that are their Tensor method with the input first (dtype rules included).
-_METHOD_FUNCTIONS = {
-    "torch.softmax": "softmax", "torch.log_softmax": "log_softmax", "torch.nn.functional.softmax": "softmax",
-    "torch.nn.functional.log_softmax": "log_softmax", "torch.nn.functional.tanh": "tanh",
-    "torch.nn.functional.sigmoid": "sigmoid", "torch.tanh": "tanh", "torch.sigmoid": "sigmoid", "torch.exp": "exp",
-    "torch.abs": "abs", "torch.sqrt": "sqrt", "torch.rsqrt": "rsqrt", "torch.square": "square", "torch.log": "log",
-    "torch.cumsum": "cumsum", "torch.cumprod": "cumprod", "torch.nn.functional.softmin": "softmax",
+# torch functions that are their Tensor method with the input first (dtype rules included):
+# op_table.FUNCTIONS reads each as the method's rule (as_method)
+METHOD_FUNCTIONS = {
+    "torch.cumprod": "cumprod", "torch.nn.functional.softmin": "softmax",
     **{f"torch.{name}": name for name in (
-        "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
-        "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
+        "prod", "any", "all", "negative", "round", "mul", "div", "true_divide", "maximum", "minimum", "float_power",
         "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
+    **{f"torch.{name}": method for name, method in functional_ops.COPIES.items()},
 }
 # nn.functional activations and dropouts: elementwise, the input's shape and dtype
 _FUNCTIONAL_PRESERVING = tuple(f"torch.nn.functional.{name}" for name in (
-    "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu", "softplus",
-    "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout"))
+    "celu", "hardshrink", "hardsigmoid", "hardswish", "rrelu", "selu", "softshrink", "threshold", "prelu",
+    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"))
 
-FUNCTIONS = {
+REMAINING_FUNCTIONS = {
     **{name: preserve for name in (*_PRESERVING, *_FUNCTIONAL_PRESERVING)},
     **{name: preserve_float for name in _PRESERVING_FLOAT},
-    **{name: as_method(method) for name, method in _METHOD_FUNCTIONS.items()},
-    "torch.transpose": as_method("transpose"), "torch.swapaxes": as_method("transpose"),
-    "torch.swapdims": as_method("transpose"), "torch.permute": as_method("permute"),
-    "torch.t": as_method("t"), "torch.reshape": _reshape,
-    "torch.unsqueeze": as_method("unsqueeze"), "torch.squeeze": as_method("squeeze"),
-    "torch.flatten": as_method("flatten"), "torch.split": as_method("split"), "torch.chunk": as_method("chunk"),
-    "torch.unbind": as_method("unbind"),
-    "torch.broadcast_to": as_method("broadcast_to"), "torch.repeat_interleave": as_method("repeat_interleave"),
-    "torch.sum": as_method("sum"), "torch.mean": as_method("mean"), "torch.amax": as_method("amax"),
-    "torch.logsumexp": as_method("logsumexp"),
-    # `torch.linalg.vector_norm(x, ord, dim, keepdim, *, dtype)`: after the tensor, `Tensor.norm`'s order
-    "torch.linalg.vector_norm": as_method("norm"),
     "torch.nn.functional.embedding": _embedding,
-    "torch.where": _where, "numpy.where": _where, "jax.numpy.where": _where,
+    "numpy.where": _where, "jax.numpy.where": _where,
     "torch.diff": _diff, "numpy.diff": _diff, "jax.numpy.diff": _diff,
-    "torch.cat": _join("cat"), "torch.concat": _join("cat"), "torch.concatenate": _join("cat"),
     "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),
-    "torch.stack": _join("stack"), "numpy.stack": _join("stack"), "jax.numpy.stack": _join("stack"),
+    "numpy.stack": _join("stack"), "jax.numpy.stack": _join("stack"),
     "numpy.swapaxes": _swapaxes, "jax.numpy.swapaxes": _swapaxes,
     "numpy.transpose": _numpy_transpose, "jax.numpy.transpose": _numpy_transpose,
     "numpy.reshape": _reshape, "jax.numpy.reshape": _reshape,
@@ -340,18 +325,17 @@ for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax
     # random constructors live in torch itself, in numpy.random and jax.random (below)
     _random = ("randn", "rand") if _framework == "torch" else ()
     for _name in ("empty", "zeros", "ones", *_random):
-        FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework)
+        REMAINING_FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework)
     for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
-        FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
-    FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
+        REMAINING_FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
+    REMAINING_FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
     CONSTRUCTORS.update(f"{_module}.{_name}" for _name in (
         "empty", "zeros", "ones", "full", *_random, "empty_like", "zeros_like", "ones_like", "full_like",
         *(f"{r}_like" for r in _random)))
-FUNCTIONS.update(functional_ops.FUNCTIONS)
-FUNCTIONS.update(complex_views.FUNCTIONS)
-FUNCTIONS.update(linear_solves.FUNCTIONS)
-FUNCTIONS.update(window_pooling.FUNCTIONS)
-FUNCTIONS.update(einx_ops.FUNCTIONS)
-FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
-FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
+REMAINING_FUNCTIONS.update(functional_ops.FUNCTIONS)
+REMAINING_FUNCTIONS.update(complex_views.FUNCTIONS)
+REMAINING_FUNCTIONS.update(window_pooling.FUNCTIONS)
+REMAINING_FUNCTIONS.update(einx_ops.FUNCTIONS)
+REMAINING_FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
+REMAINING_FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
 CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

@@ -2,6 +2,8 @@
 
 Each function takes (interp, receiver fact, CallArgs) and returns the result fact; arguments
 are always evaluated so nested call sites are recorded.
+The table that names them is op_table.OPS (an entry's `shape`); `REMAINING_METHODS` holds the
+rules of methods with no entry yet. op_table.METHODS joins both.
 """
 
 from __future__ import annotations
@@ -268,45 +270,23 @@ def _numel(interp, receiver, args):
     return DimFact(shape_ops.product(receiver.shape))
 
 
+# Methods whose shape rule is not yet on an entry of op_table.OPS (op_table.METHODS joins them
+# with the table's); an op with a view kind or a saved rule has its rule on its entry instead.
 _SAME = (
-    "contiguous", "clone", "detach", "cpu", "cuda", "requires_grad_", "masked_fill", "masked_fill_", "tril", "triu",
-    "relu", "neg", "clamp", "clamp_", "mul_", "add_", "div_", "sub_", "scale", "zero_", "fill_", "normal_",
-    "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "nan_to_num", "silu", "gelu",
+    "clamp_", "mul_", "div_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
+    "block_until_ready", "round", "nan_to_num", "silu", "gelu",
 )
-# Float maths: integer and bool inputs give torch's default float.
-FLOAT_OPS = ("exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "sin", "cos", "reciprocal")
 
-METHODS = {
+REMAINING_METHODS = {
     **{name: _same for name in _SAME},
-    **{name: unary(dtype_rules.float_result) for name in FLOAT_OPS},
-    "abs": unary(dtype_rules.real_result), "square": unary(dtype_rules.squared),
-    "softmax": unary(dtype_rules.same, 1), "log_softmax": unary(dtype_rules.same, 1),
-    "cumsum": unary(dtype_rules.accumulated, 1), "cumprod": unary(dtype_rules.accumulated, 1),
-    "new_ones": _new_tensor(False), "new_zeros": _new_tensor(False), "new_empty": _new_tensor(False),
-    "new_full": _new_tensor(True),
-    **{name: _dtype_method(name) for name in _DTYPE_METHODS},
-    **{name: pointwise_ops.binary(dtype_rules.same) for name in ("mul", "add", "sub", "maximum", "minimum", "pow")},
+    "cumprod": unary(dtype_rules.accumulated, 1),
+    **{name: _dtype_method(name) for name in ("int", "long", "short", "bool", "char", "byte")},
+    **{name: pointwise_ops.binary(dtype_rules.same) for name in ("mul", "maximum", "minimum")},
     "div": pointwise_ops.division, "true_divide": pointwise_ops.division, "float_power": pointwise_ops.float_power,
     "where": pointwise_ops.where_method, "masked_scatter": pointwise_ops.masked_scatter,
-    "sum": reduction(dtype_rules.accumulated, dtype_keyword=True),
     "prod": reduction(dtype_rules.accumulated, dtype_keyword=True),
-    "mean": reduction(dtype_rules.same, dtype_keyword=True),
-    **{name: reduction(dtype_rules.same) for name in ("amax", "amin")},
-    "logsumexp": reduction(dtype_rules.float_result),
-    **{name: reduction(dtype_rules.real_float_result, keepdim_position=2) for name in ("std", "var")},
-    "norm": reduction(dtype_rules.real_float_result, dim_position=1, keepdim_position=2, dtype_keyword=True),
     **{name: reduction(dtype_rules.truth) for name in ("any", "all")},
-    "transpose": _transpose, "swapaxes": _transpose, "swapdims": _transpose, "t": _t,
-    "permute": _permute,
-    "view": _view, "reshape": _view,
-    "view_as": _like, "reshape_as": _like, "expand_as": _like,
-    "unsqueeze": _unsqueeze, "squeeze": _squeeze,
-    "expand": _expand, "broadcast_to": _broadcast_to, "repeat": _repeat, "repeat_interleave": _repeat_interleave,
-    "split": _split, "chunk": _chunk, "unbind": _unbind,
-    "size": size,
-    "to": _to, "type": _type, "astype": _to, "type_as": _type_as,
-    "flatten": _flatten,
-    "dim": _rank, "numel": _numel, "item": _dim_count,
+    "astype": _to, "item": _dim_count,
     "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
     **pointwise_ops.METHODS,
     **selection_ops.METHODS,

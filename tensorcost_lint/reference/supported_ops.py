@@ -4,7 +4,7 @@ table), and what is not covered."""
 
 from __future__ import annotations
 
-from ..analysis import calls, module_shapes, op_table, site_registry, tensor_functions, tensor_methods
+from ..analysis import calls, module_shapes, op_table, site_registry
 from ..whole_model.library import builtin_registry
 from ..whole_model.python import python_values
 from ..whole_model.values import library_layers
@@ -27,14 +27,14 @@ def call_sites() -> list[str]:
 
 
 def shape_methods() -> list[str]:
-    """tensor_methods.METHODS: tensor methods whose result shape is computed."""
-    return [_names(tensor_methods.METHODS)]
+    """op_table.METHODS: tensor methods whose result shape is computed."""
+    return [_names(op_table.METHODS)]
 
 
 def shape_functions() -> list[str]:
-    """tensor_functions.FUNCTIONS: module-level functions whose result shape is computed, by framework."""
+    """op_table.FUNCTIONS: module-level functions whose result shape is computed, by framework."""
     groups: dict[str, list[str]] = {}
-    for name in tensor_functions.FUNCTIONS:
+    for name in op_table.FUNCTIONS:
         groups.setdefault(name.split(".", 1)[0], []).append(name)
     return [f"- {framework}: {_names(names)}" for framework, names in sorted(groups.items())]
 

@@ -1,6 +1,6 @@
 """The transfer tables, one row per op: an expression evaluated by the interpreter on known facts, and
-the shape (and dtype) it must give. A meta-test fails when an op of `tensor_methods.METHODS` or
-`tensor_functions.FUNCTIONS` has no row, so no op lands untested.
+the shape (and dtype) it must give. A meta-test fails when an op of `op_table.METHODS` or
+`op_table.FUNCTIONS` has no row, so no op lands untested.
 
 Operands: x is torch [b, s, d] float32, m a torch bool [s, s] mask, n a numpy [s, d] float64,
 j a jax [b, s, d] float32. A row's expected shape is written as dims (`"b d s"`), `"?"` for a
@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from shape_annotations import Sym, render_dim
-from tensorcost_lint.analysis import pointwise_ops, selection_ops, tensor_functions, tensor_methods
+from tensorcost_lint.analysis import op_table, pointwise_ops, selection_ops
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -113,6 +113,12 @@ METHOD_ROWS.update({
     "ravel": ("x.ravel()", "b*s*d"), "tile": ("x[0].tile(2, 1, 1)", "2 s d"),
     "negative": ("x.negative()", "b s d", "float32"), "cfloat": ("x.cfloat()", "b s d", "complex64"),
     "cdouble": ("x.cdouble()", "b s d", "complex128"),
+})
+# ops of op_table.OPS whose rule pointwise_ops' tables shared before it moved onto their entries
+METHOD_ROWS.update({
+    **{name: (f"x.int().{name}()", "b s d", "float32")
+       for name in ("acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1", "log1p")},
+    **{name: (f"x.{name}()", "b s d", "float32") for name in ("frac", "flip", "roll")},
 })
 
 # selection_ops: writes into the receiver, sorts, picks along a dim, ternary elementwise ops
@@ -222,7 +228,10 @@ FUNCTION_ROWS.update({
     **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
         "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
         "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
-        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
+        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS,
+        # their rules moved onto op_table entries (torch=True): the method's, input first
+        "acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1", "log1p", "frac", "flip", "roll", "clamp_max",
+        "clamp_min", "index_select", "max", "min", "movedim", "narrow", "scatter", "sort", "topk")},
     **{f"torch.nn.functional.{name}": (f"F.{name}(x)", "b s d", "float32") for name in (
         "celu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "logsigmoid", "relu6", "rrelu", "selu",
         "softplus", "softshrink", "threshold", "prelu", "dropout2d", "dropout3d", "alpha_dropout",
@@ -311,11 +320,11 @@ for _prefix, _written_prefix, _default, _operand_name, _operand_shape in (
 
 
 def test_every_method_has_a_row():
-    assert sorted(METHOD_ROWS) == sorted(tensor_methods.METHODS)
+    assert sorted(METHOD_ROWS) == sorted(op_table.METHODS)
 
 
 def test_every_function_has_a_row():
-    assert sorted(FUNCTION_ROWS) == sorted(tensor_functions.FUNCTIONS)
+    assert sorted(FUNCTION_ROWS) == sorted(op_table.FUNCTIONS)
 
 
 def _check(row):
@@ -458,7 +467,7 @@ def test_a_value_argument_is_its_value_and_quoted_as_one():
     itself, nothing planted in the env, and a message quoting the argument's code gets `<value>`."""
     from tensorcost_lint.analysis.arguments import CallArgs
     from tensorcost_lint.analysis.given_values import Bound, Given
-    from tensorcost_lint.analysis.tensor_functions import FUNCTIONS
+    from tensorcost_lint.analysis.op_table import FUNCTIONS
 
     module = cst.parse_module(HEADER)
     settings = FileSettings("t.py", import_table_from_ast(ast.parse(HEADER)), SIZES, "float32", False, ())

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from shape_annotations import Const, ShapeError, evaluate_dim
-from tensorcost_lint.analysis import tensor_functions, tensor_methods
+from tensorcost_lint.analysis import op_table
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, IntFact, ScalarFact, SequenceFact, TensorFact
@@ -85,8 +85,8 @@ def table_entries(op) -> tuple:
     `torch.nn.functional.gelu`) in the function tables, `NAME` in the method tables when the op has
     a method variant, `NAME_` when it has an in-place one; its aliases the same way."""
     names = [op.name, *(alias.name for alias in op.aliases)]
-    functions = {**tensor_functions.FUNCTIONS, **dict.fromkeys(SITE_FUNCTIONS)}
-    methods = {**tensor_methods.METHODS, **dict.fromkeys(spec.rsplit(".", 1)[-1] for spec in SITE_METHODS)}
+    functions = {**op_table.FUNCTIONS, **dict.fromkeys(SITE_FUNCTIONS)}
+    methods = {**op_table.METHODS, **dict.fromkeys(spec.rsplit(".", 1)[-1] for spec in SITE_METHODS)}
     entries = []
     for name in names:
         if name.startswith("_") or name.startswith("torch."):

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("torch.testing._internal.common_methods_invocations", exc_type=ImportError)
 
-from tensorcost_lint.analysis import tensor_methods  # noqa: E402
+from tensorcost_lint.analysis import op_table  # noqa: E402
 
 from . import report  # noqa: E402
 from .module_db import module_tallies  # noqa: E402
@@ -61,14 +61,14 @@ def _op(name):
 def test_a_wrong_rule_is_a_disagreement(monkeypatch):
     """The harness can fail: a transpose that keeps the shape is caught on torch's samples."""
     op = _op("t")
-    monkeypatch.setitem(tensor_methods.METHODS, "t", lambda interp, receiver, args: receiver)
+    monkeypatch.setitem(op_table.METHODS, "t", lambda interp, receiver, args: receiver)
     tally = run_op(op, (("method", "t"),))
     assert tally.counts[DISAGREE] > 0 and tally.failures
 
 
 def test_an_unknown_rule_is_not_covered(monkeypatch):
     op = _op("t")
-    monkeypatch.setitem(tensor_methods.METHODS, "t", lambda interp, receiver, args: receiver.with_shape(None))
+    monkeypatch.setitem(op_table.METHODS, "t", lambda interp, receiver, args: receiver.with_shape(None))
     tally = run_op(op, (("method", "t"),))
     assert tally.counts[UNKNOWN] > 0 and tally.counts[AGREE] == 0 and not tally.covered
 

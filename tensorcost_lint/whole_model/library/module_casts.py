@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...analysis import dtype_rules, tensor_methods
+from ...analysis import dtype_rules, op_table
 from ...analysis.facts import DTypeFact, ModuleFact, SelfFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..values.objects import Embedding, ModuleDict, ModuleList, Sequential
@@ -35,8 +35,8 @@ def call_on_value(interp, func, args):
         done = moved_or_cast(interp, receiver, name, args)
         if done is not UNHANDLED:
             return done
-    elif type(receiver) is TensorFact and name in tensor_methods.METHODS:
-        return tensor_methods.METHODS[name](interp, receiver, args)
+    elif type(receiver) is TensorFact and name in op_table.METHODS:
+        return op_table.METHODS[name](interp, receiver, args)
     _evaluate(interp, args)
     return None
 

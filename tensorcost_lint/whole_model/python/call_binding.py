@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis import call_sites, tensor_functions
+from ...analysis import call_sites, op_table
 from ...analysis.arguments import CallArgs
 from ...analysis.facts import SequenceFact
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
@@ -106,7 +106,7 @@ def call_torch_function(interp, node: cst.Call, name: str, args: CallArgs):
     """A torch function held in a variable, called: the site or transfer its name has."""
     if name in SITE_FUNCTIONS:
         return call_sites.record_function_site(interp, node, name, args)
-    transfer = tensor_functions.FUNCTIONS.get(name)
+    transfer = op_table.FUNCTIONS.get(name)
     if transfer is not None:
         return transfer(interp, args)
     for value in [*args.positional, *args.keywords.values()]:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ...analysis import call_sites, op_table, tensor_functions
+from ...analysis import call_sites, op_table
 from ...analysis.arguments import CallArgs
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
@@ -354,8 +354,8 @@ def call_named(interp, node, args, name: str):
             return module
     elif name in SITE_FUNCTIONS:
         return call_sites.record_function_site(interp, node, name, args)
-    elif name in tensor_functions.FUNCTIONS:
-        return tensor_functions.FUNCTIONS[name](interp, args)
+    elif name in op_table.FUNCTIONS:
+        return op_table.FUNCTIONS[name](interp, args)
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     return None

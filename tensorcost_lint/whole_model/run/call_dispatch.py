@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis import tensor_functions
+from ...analysis import op_table
 from ...analysis.arguments import CallArgs
 from ...analysis.calls import call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
@@ -49,7 +49,7 @@ class CallDispatch:
             return torch_values.is_tensor(self, args)
         if name in pytrees.FUNCTIONS:
             return pytrees.FUNCTIONS[name](self, args)
-        if name in tensor_functions.FUNCTIONS and searched_in_site(name.split(".")[0]):
+        if name in op_table.FUNCTIONS and searched_in_site(name.split(".")[0]):
             return UNHANDLED  # an installed library's op the table models (einx's): read from it, not the source
         if name in module_bindings.DYNAMIC_IMPORTS or type(node.func) is cst.Name and node.func.value == "__import__":
             imported = module_bindings.dynamic_import(self, args, name, node.func)  # `importlib.import_module("pkg.c")`

@@ -11,7 +11,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from ...analysis import tensor_functions
+from ...analysis import op_table
 from ...analysis.given_values import Bound, Given
 from ...analysis.evaluator import Evaluator
 from ...analysis.calls import module_constructor
@@ -290,7 +290,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         if constant is not None:
             return constant
         if resolved is not None and resolved.startswith("torch.") and \
-                (resolved in tensor_functions.FUNCTIONS or resolved in SITE_FUNCTIONS):
+                (resolved in op_table.FUNCTIONS or resolved in SITE_FUNCTIONS):
             return TorchFunction(resolved)  # `self.act = nn.functional.gelu`: a function as a value
         return super()._eval_Attribute(node)
 
