@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis.facts import CONFIG, ModuleFact, SelfFact, SequenceFact, TensorFact
+from ...analysis.facts import CONFIG, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import call_binding, class_decorators, object_creation, python_values
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
@@ -197,8 +197,8 @@ class CodeCalls:
         tensor that needs a gradient (call_binding.evaluate_arguments)."""
         bound = function.bound.self_fact if function.bound is not None else None
         key = (id(function.node), id(bound), self.module,
-               tuple((_key(f), self.needs_grad(f)) for f in positional),
-               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
+               tuple((_key(f, self.floats), self.needs_grad(f)) for f in positional),
+               tuple((k, _key(f, self.floats), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
                tuple(sorted(map(str, unknown_with_grad))))
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None and self.building and _makes_modules(self, cached[0]):
@@ -331,15 +331,20 @@ def _first_parameter(function: cst.FunctionDef) -> str | None:
     return params[0].name.value if params else None
 
 
-def _key(value):
+def _key(value, floats):
+    if type(value) is ScalarFact:
+        # every ScalarFact equals every other (a fact of no fields): a float the run knows is keyed
+        # by its value, so `make_divisible(c * 0.25)` for two widths are two calls
+        known = floats.value(value)
+        return value if known is None else ("float", float(known).hex())  # -0.0 apart from 0.0
     if type(value) is TensorFact:
         return _Same(value)
     if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
-        return ("sequence", tuple(_key(item) for item in value.items), value.names)
+        return ("sequence", tuple(_key(item, floats) for item in value.items), value.names)
     if type(value) is MappingFact:
-        return ("mapping", tuple((key, _key(item)) for key, item in value.items))
+        return ("mapping", tuple((key, _key(item, floats)) for key, item in value.items))
     if type(value) is MaybeNone:
-        return ("optional", _key(value.value))
+        return ("optional", _key(value.value, floats))
     try:
         hash(value)
         return value
