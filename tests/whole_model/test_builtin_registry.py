@@ -84,6 +84,10 @@ ROWS = {
     "itertools.chain": _row("list(itertools.chain([1], [2, 6]))[2]"),
     # `to_ntuple(n)(x)`: a value made an n-tuple
     "itertools.repeat": _row("len(tuple(itertools.repeat(7, 3))) + tuple(itertools.repeat(2, 2))[1]"),
+    # a block string split at its digits, a separator replaced, the digits found
+    "re.split": _row("int(re.split(r'(\\d.*)', 'c24')[1]) // 4"),
+    "re.sub": _row("int(re.sub('_', '', '1_2')) // 2"),
+    "re.findall": _row("sum(int(d) for d in re.findall(r'\\d', 'k3s2e4'))"),
     **{f"math.{name}": _row(f"int(3 * math.{name}({arguments})) % 7 + 2") for name, arguments in _MATH_ARGUMENTS.items()},
 }
 
@@ -97,6 +101,7 @@ def _source(module: str, init: str, width: str, forward: str) -> str:
         import functools
         import itertools
         import math
+        import re
 
         import torch
         from torch import nn

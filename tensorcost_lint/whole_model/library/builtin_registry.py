@@ -5,7 +5,7 @@ next may read the call; one that evaluated them answers (a value, or None for un
 argument's sites are recorded twice.
 
 The readings, by what they read:
-- known_builtins / known_containers / known_math / known_calls: values known exactly (ints,
+- known_builtins / known_containers / known_math / known_regex / known_calls: values known exactly (ints,
   strings, tuples, dicts; `range`, `sorted`, `math.ceil`, `functools.partial` with `**kwargs`);
 - python_values / zipping / lambdas: module lists and sequences of tensors (`zip(self.layers,
   self.norms)`, `map(lambda t: ..., qkv)`, `list(self.blocks)`);
@@ -23,7 +23,7 @@ import libcst as cst
 
 from ...analysis.interpreter import UNHANDLED
 from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_floats
-from ..python import known_math
+from ..python import known_math, known_regex
 from ..python import python_values, zipping
 from ..values import lambdas
 from . import library_builtins as library
@@ -73,6 +73,7 @@ STDLIB = {
     "itertools.chain": (made.chain_call,),
     "itertools.repeat": (made.repeat_call,),
     **{name: (compute,) for name, compute in known_math.FUNCTIONS.items()},
+    **{name: (compute,) for name, compute in known_regex.FUNCTIONS.items()},
 }
 
 
