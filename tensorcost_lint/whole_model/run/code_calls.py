@@ -190,6 +190,8 @@ class CodeCalls:
             if grown and not plain_class(self, source, cls):
                 for name in grown:
                     self_fact.attributes[name] = self_fact.attributes[name].as_module_list()
+            if type(instance.contents) is Sequential:
+                instance.contents = _with_registered_children(self, self_fact, instance.contents)
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node, unknown_with_grad=frozenset()):
@@ -280,6 +282,20 @@ class CodeCalls:
             self.memo_doubted[key] = self.doubts != doubts
         self.add_call(entries)
         return result
+
+
+def _with_registered_children(run, self_fact, contents: Sequential):
+    """A subclass of nn.Sequential runs every child it registered, in order: the modules handed to
+    `super().__init__`, then those its `__init__` added (`self.add_module('conv1', ...)`,
+    `self.act = act_layer()`), as torch's forward iterates `_modules`. None (its forward unknown)
+    when a child's name could not be read, or the items are one module repeated."""
+    later = [(name, value) for name, value in self_fact.attributes.items() if python_values.is_module_value(value)]
+    if not later:
+        return contents
+    if contents.count is not None or id(self_fact) in run.incomplete_objects:
+        return None
+    names = contents.names if contents.names is not None else tuple(str(i) for i in range(len(contents.items)))
+    return Sequential(contents.items + tuple(value for _, value in later), None, names + tuple(name for name, _ in later))
 
 
 def _is_factory(function: FunctionRef, positional) -> bool:
