@@ -39,6 +39,7 @@ ROWS = {
     "dict": _row("dict(a=3, b=5)['b']"),
     "enumerate": _row("list(enumerate([7, 8]))[1][0] + 2"),
     "filter": _row("len(list(filter(None, [0, 3, 0, 4]))) + 1"),
+    "float": _row("int(float('2.5') * 2) + int(float(3) / 2)"),
     "frozenset": _row("len(frozenset([1, 1, 2])) + 3"),
     "getattr": _row("getattr(self, 'depth') + 1", init="self.depth = 3"),
     "hasattr": _row("2 + hasattr(self, 'depth') + hasattr(self, 'missing')", init="self.depth = 3"),
@@ -58,6 +59,8 @@ ROWS = {
     "next": _row("next(iter([]), 6)"),
     "range": _row("len(range(2, 11, 3))"),
     "reversed": _row("list(reversed([1, 2, 3]))[0] + 1"),
+    # halves to even, an int without ndigits, a float with them
+    "round": _row("round(2.5) + round(3.5) + int(round(2.675, 2) * 100) % 7"),
     "set": _row("len(kinds)", init="kinds = set([1, 2, 2, 3])\n        kinds.update([7, 8])\n        kinds.discard(1)"),
     "setattr": _row("self.width", init="setattr(self, 'width', 5)"),
     "slice": _row("6", forward="whole = slice(0, None)  # HF's slice(-logits_to_keep, None)\n        return self.proj(x[:, whole])"),
@@ -81,6 +84,10 @@ ROWS = {
     "itertools.chain": _row("list(itertools.chain([1], [2, 6]))[2]"),
     # `to_ntuple(n)(x)`: a value made an n-tuple
     "itertools.repeat": _row("len(tuple(itertools.repeat(7, 3))) + tuple(itertools.repeat(2, 2))[1]"),
+    # a block string split at its digits, a separator replaced, the digits found
+    "re.split": _row("int(re.split(r'(\\d.*)', 'c24')[1]) // 4"),
+    "re.sub": _row("int(re.sub('_', '', '1_2')) // 2"),
+    "re.findall": _row("sum(int(d) for d in re.findall(r'\\d', 'k3s2e4'))"),
     **{f"math.{name}": _row(f"int(3 * math.{name}({arguments})) % 7 + 2") for name, arguments in _MATH_ARGUMENTS.items()},
 }
 
@@ -94,6 +101,7 @@ def _source(module: str, init: str, width: str, forward: str) -> str:
         import functools
         import itertools
         import math
+        import re
 
         import torch
         from torch import nn

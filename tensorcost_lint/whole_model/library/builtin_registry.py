@@ -5,7 +5,7 @@ next may read the call; one that evaluated them answers (a value, or None for un
 argument's sites are recorded twice.
 
 The readings, by what they read:
-- known_builtins / known_containers / known_math / known_calls: values known exactly (ints,
+- known_builtins / known_containers / known_math / known_regex / known_calls: values known exactly (ints,
   strings, tuples, dicts; `range`, `sorted`, `math.ceil`, `functools.partial` with `**kwargs`);
 - python_values / zipping / lambdas: module lists and sequences of tensors (`zip(self.layers,
   self.norms)`, `map(lambda t: ..., qkv)`, `list(self.blocks)`);
@@ -22,7 +22,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis.interpreter import UNHANDLED
-from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_math
+from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_floats
+from ..python import known_math, known_regex
 from ..python import python_values, zipping
 from ..values import lambdas
 from . import library_builtins as library
@@ -35,6 +36,7 @@ BUILTINS = {
     "dict": (made.dict_call,),
     "enumerate": (known.enumerate_call, zipping.enumerated),
     "filter": (known.filter_call,),
+    "float": (known_floats.float_call,),
     "frozenset": (made.set_call,),
     "getattr": (library.getattr_of,),
     "hasattr": (library.hasattr_of,),
@@ -49,6 +51,7 @@ BUILTINS = {
     "next": (known.next_call,),
     "range": (known.range_call,),
     "reversed": (made.reversed_call,),
+    "round": (known_floats.round_call,),
     "set": (made.set_call,),
     "setattr": (known.setattr_call,),
     "slice": (library.slice_of,),
@@ -70,6 +73,7 @@ STDLIB = {
     "itertools.chain": (made.chain_call,),
     "itertools.repeat": (made.repeat_call,),
     **{name: (compute,) for name, compute in known_math.FUNCTIONS.items()},
+    **{name: (compute,) for name, compute in known_regex.FUNCTIONS.items()},
 }
 
 

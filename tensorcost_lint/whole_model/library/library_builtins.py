@@ -14,7 +14,8 @@ from shape_annotations import BinOp, Const, evaluate_dim, simplify_dim
 
 from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from ..python import attribute_presence, config_copies, output_records
+from ..python import attribute_presence, config_copies, known_floats, output_records
+from ..python.known_values import int_fact
 from ..values.library_objects import WHOLE_SLICE, IntFact, RecordFact, SuperRef
 from ..values.objects import NONE, BoolFact, ClassRef, ModuleRef
 from . import library_values
@@ -53,8 +54,11 @@ def int_of(interp, args):
                 return ScalarFact()
             if a is not None and b:
                 return DimFact(simplify_dim(BinOp("//", left.dim, right.dim))) if a % b == 0 else DimFact(Const(a // b))
-        return ScalarFact()
+            return ScalarFact()
     fact = interp.eval(node)
+    truncated = known_floats.truncated(interp.run, fact)  # `int(width / 2.5)`: Python's float, truncated
+    if truncated is not None:
+        return int_fact(truncated)
     return fact if type(fact) is DimFact else ScalarFact()
 
 

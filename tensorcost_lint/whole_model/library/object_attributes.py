@@ -33,6 +33,8 @@ def own_lookup(run, receiver, name: str):
         return config_read(run, CONFIG, name)
     if config_copies.is_config_copy(run, receiver):
         return receiver.attributes[name] if name in receiver.attributes else config_read(run, receiver, name)
+    if name == "__name__":
+        return callable_values.class_name(receiver)  # `norm_layer.__name__.lower()` picks a layer by name
     return callable_values.partial_attribute(receiver, name)  # `norm_layer.keywords` of a partial
 
 

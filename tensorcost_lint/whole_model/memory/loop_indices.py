@@ -27,7 +27,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from ...analysis.facts import SelfFact, TensorFact
+from ...analysis.facts import ScalarFact, SelfFact, TensorFact
 from ..python.known_values import is_plain
 from .storage import Layout, Storage
 
@@ -179,6 +179,10 @@ def _alike(run, items) -> bool:
             type(item) is SelfFact and run.instance(item) is not None
             and run.instance(item).cls is instance.cls and item.attributes == first.attributes
             and id(item) not in run.incomplete_objects for item in items[1:])
+    if type(first) is ScalarFact:  # every ScalarFact equals every other: alike when their known values are
+        # (a drop-path rate per block: `rates[i]` of an unknown i is no one block's rate)
+        return all(type(item) is ScalarFact for item in items) \
+            and len({run.floats.value(item) for item in items}) == 1
     try:
         return all(item == first for item in items[1:]) and first is not None and hash(first) is not None
     except TypeError:

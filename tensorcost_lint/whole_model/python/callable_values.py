@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import ast
 
-from ...analysis.facts import SequenceFact
+from ...analysis.facts import SequenceFact, StringFact
 from ...analysis.imports import ast_dotted_name
 from ...analysis.interpreter import UNHANDLED
 from ..values.inheritance import _chain, outside_bases
 from ..values.library_objects import MappingFact, TorchFunction
+from ..values.mapping_keys import ClassKey
 from ..values.objects import ClassRef, FunctionRef
 from .python_values import Partial
 
@@ -100,3 +101,24 @@ def _metaclass_is_type(run, class_ref) -> bool:
         if resolved is None or not resolved.startswith("torch.nn."):
             return False
     return True
+
+
+def identity_key(value):
+    """What a class compares and hashes by (its identity) as a set's item or a container's member:
+    a ClassKey for a class of the tree, its canonical name for a library class used as a value
+    (`nn.BatchNorm2d`: never a class of the tree); None for any other value."""
+    if type(value) is ClassRef:
+        return ClassKey(value)
+    if type(value) is Partial and value.made_by == "class" and value.name is not None:
+        return ("library class", value.name)
+    return None
+
+
+def class_name(value):
+    """`cls.__name__` of a class: the name of its definition (a tree class) or the last part of its
+    canonical name (`torch.nn.BatchNorm2d`, a library class used as a value); UNHANDLED otherwise."""
+    if type(value) is ClassRef:
+        return StringFact(value.node.name.value)
+    if type(value) is Partial and value.made_by == "class" and value.name is not None:
+        return StringFact(value.name.rsplit(".", 1)[-1])
+    return UNHANDLED

@@ -237,7 +237,10 @@ def int_call(interp, args):
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
     free = side_effect_free(args.positional[0])
-    value = interp.eval(args.positional[0])
+    node = args.positional[0]
+    if free and type(node) is cst.BinaryOperation and type(node.operator) is cst.Divide:
+        return UNHANDLED  # `int(hidden / heads)`: library_builtins.int_of keeps the ratio of dims
+    value = interp.eval(node)
     if type(value) is BoolFact:
         return int_fact(int(value.value))
     if type(value) is StringFact:  # `int(layer_idx)` of a config.json key

@@ -9,9 +9,11 @@ them."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from ...analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import call_binding, known_floats, output_records, python_values
+from . import call_binding, callable_values, known_floats, output_records, python_values
 from ..values import mapping_keys
 from .known_values import MAX_ITEMS, IteratorFact, int_of, items_of
 from ..values.library_objects import IntFact, MappingFact, RecordFact
@@ -64,10 +66,28 @@ def distinct_items(interp, items):
     return SequenceFact(tuple(kept.values()))
 
 
+def set_display(interp, node: cst.Set):
+    """`{a, b, *rest}` of known items: each distinct item once (as `set([...])`); None otherwise."""
+    items = []
+    for element in node.elements:
+        if type(element) is cst.StarredElement:
+            spliced = items_of(interp.eval(element.value))
+            if spliced is None:
+                return None
+            items.extend(spliced)
+        else:
+            items.append(interp.eval(element.value))
+    return None if len(items) > MAX_ITEMS else distinct_items(interp, items)
+
+
 def set_key(interp, item):
-    """The value a set holds a known string or number as (`1` and `1.0` one), or None."""
-    return item.value if type(item) is StringFact else \
-        known_floats.number(interp.run, item) if type(item) in NUMBERS else None
+    """The value a set holds a known string or number as (`1` and `1.0` one), a class by its
+    identity (`{m for m in LAYERS.values()}`), or None."""
+    if type(item) is StringFact:
+        return item.value
+    if type(item) in NUMBERS:
+        return known_floats.number(interp.run, item)
+    return callable_values.identity_key(item)
 
 
 def _sort_key(interp, item):

@@ -12,16 +12,18 @@ import libcst as cst
 
 from shape_annotations import evaluate_dim
 
-from ...analysis.facts import DimFact, ScalarFact
+from ...analysis.facts import DimFact, ScalarFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from ..values.library_objects import IntFact
-from ..values.objects import BoolFact
+from ..values.objects import NONE, BoolFact
+from .known_values import int_fact
 
 MAX_MAGNITUDE = 2.0 ** 63  # beyond the counts the estimator accepts: kept as an unknown number
 
 _OPERATORS = {
     cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
     cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b,
+    cst.Power: lambda a, b: a ** b,
 }
 
 
@@ -65,9 +67,10 @@ def number(run, fact):
 def arithmetic(run, operator, left, right):
     """`a op b` where one side is a known float and both are known numbers: the float Python
     computes; UNHANDLED otherwise (the readings after this one apply)."""
-    # `rate * i / (n - 1)` with a zero rate: an int (not a size) over a known number is Python's
-    # float too (two sizes divide as a formula of dims, evaluator.arithmetic)
-    divided = isinstance(operator, cst.Divide) and IntFact in (type(left), type(right))
+    # `/` of any two known numbers is Python's float: `rate * i / (n - 1)` with a zero rate, and
+    # `divisor / 2` of two sizes (`int(v + divisor / 2)` rounds a width to a multiple of divisor);
+    # `int(hidden / heads)` still keeps its ratio of dims (library_builtins.int_of reads it first)
+    divided = isinstance(operator, cst.Divide)
     if ScalarFact not in (type(left), type(right)) and not divided:
         return UNHANDLED
     compute = _OPERATORS.get(type(operator))
@@ -77,6 +80,8 @@ def arithmetic(run, operator, left, right):
     try:
         result = compute(a, b)
     except (ZeroDivisionError, OverflowError):
+        return UNHANDLED
+    if type(result) is complex:  # `(-8) ** 0.5`: no float (Python's complex is no size either)
         return UNHANDLED
     return run.floats.make(float(result))
 
@@ -105,3 +110,50 @@ def method_call(run, receiver, name: str):
         return UNHANDLED
     value = number(run, receiver)
     return None if value is None else BoolFact(float(value).is_integer())
+
+
+def _number_type(fact) -> bool:
+    return type(fact) in (ScalarFact, DimFact, IntFact, BoolFact)
+
+
+def round_call(interp, args):
+    """`round(x)` / `round(x, ndigits)` of known numbers: Python's round, halves to even
+    (`round(2.5)` is 2) and an int without ndigits; an int itself without ndigits even when its
+    value is not known (a size's formula kept); a number of no known value otherwise."""
+    if args.starred or set(args.keywords) - {"ndigits"} or not 1 <= len(args.positional) + len(args.keywords) <= 2:
+        return UNHANDLED
+    facts = [interp.eval(value) for value in (*args.positional, *args.keywords.values())]
+    digits = facts[1] if len(facts) == 2 and facts[1] is not NONE else None
+    if digits is None and type(facts[0]) in (DimFact, IntFact):
+        return facts[0]
+    if digits is None and type(facts[0]) is BoolFact:
+        return int_fact(int(facts[0].value))
+    values = [number(interp.run, fact) for fact in (facts[0], *(() if digits is None else (digits,)))]
+    if None in values or any(type(value) is float for value in values[1:]):
+        return ScalarFact() if all(_number_type(fact) for fact in facts if fact is not NONE) else None
+    result = round(*values)
+    if type(result) is int:
+        return int_fact(result) if abs(result) <= MAX_MAGNITUDE else ScalarFact()
+    return interp.run.floats.make(result)
+
+
+def float_call(interp, args):
+    """`float(x)` of a known number (or a string of one, `float("0.25")`): Python's float; a
+    number of no known value otherwise."""
+    if args.starred or args.keywords or len(args.positional) > 1:
+        return UNHANDLED
+    if not args.positional:
+        return interp.run.floats.make(0.0)
+    fact = interp.eval(args.positional[0])
+    if type(fact) is StringFact:
+        try:
+            return interp.run.floats.make(float(fact.value))
+        except ValueError:
+            return None  # Python raises
+    value = number(interp.run, fact)
+    if value is None:
+        return ScalarFact() if _number_type(fact) else None
+    try:
+        return interp.run.floats.make(float(value))
+    except OverflowError:
+        return ScalarFact()

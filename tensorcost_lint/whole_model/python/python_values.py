@@ -136,17 +136,44 @@ def append(interp, receiver, args):
     """`layers.append(Block(...))`: the item once per iteration of the loops entered since the
     list was made."""
     item = interp.eval(args.get(0, "object")) if len(args.positional) == 1 and not args.keywords else None
-    if item is None:
+    _add(interp, receiver, None if item is None else (item,))
+    return None
+
+
+def extend(interp, receiver, args):
+    """`modules.extend([conv, norm, act])`: each item, in order, as `append` adds it; an iterable
+    whose items are not known makes the list unknown (never a list that lacks them)."""
+    value = interp.eval(args.get(0, "iterable")) if len(args.positional) == 1 and not args.keywords else None
+    if type(value) is GrowingList:
+        listed = None if value.unknown or any(count != Const(1) for _, count in value.runs) else value.runs
+        items = None if listed is None else tuple(item for item, _ in listed)
+    else:
+        items = value.items if type(value) is SequenceFact or type(value) is ModuleList and value.count is None \
+            else None
+    _add(interp, receiver, items)
+    return None
+
+
+def changed_otherwise(interp, receiver, args):
+    """`layers.insert(0, stem)`, `layers.pop()`, ...: a change the list's runs do not follow, so the
+    list is unknown from here on (its arguments still run for their sites)."""
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    receiver.unknown = True
+    return None
+
+
+def _add(interp, receiver, items) -> None:
+    if items is None:
         receiver.unknown = True
-        return None
+        return
     count = Const(1)
     for loop_count in interp.run.loop_counts[receiver.depth:]:
         if loop_count is None:
             receiver.unknown = True
-            return None
+            return
         count = simplify_dim(BinOp("*", count, loop_count))
-    receiver.runs.append((item, count))
-    return None
+    receiver.runs.extend((item, count) for item in items)
 
 
 def list_value(value):

@@ -87,8 +87,8 @@ class CallDispatch:
             return known
         if kind is cst.Attribute and _pure(func.value, self.env):
             receiver = self.eval(func.value)
-            if type(receiver) is python_values.GrowingList and func.attr.value == "append":
-                return python_values.append(self, receiver, args)
+            if type(receiver) is python_values.GrowingList and func.attr.value in _LIST_CHANGES:
+                return _LIST_CHANGES[func.attr.value](self, receiver, args)
             if type(receiver) is RegistryRef:
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
             if type(receiver) in (MappingFact, SequenceFact, StringFact):
@@ -203,6 +203,10 @@ class CallDispatch:
 
 # Library functions that call a function they are handed (`functools.reduce(step, layers, x)`):
 # the run does not apply them, so the code handed to them is listed, never dropped.
+# a list being built (`layers = []`): `append`/`extend` add runs; any other change makes it unknown
+_LIST_CHANGES = {"append": python_values.append, "extend": python_values.extend,
+                 **{name: python_values.changed_otherwise for name in ("insert", "pop", "remove", "clear", "sort",
+                                                                        "reverse", "__setitem__", "__delitem__")}}
 _HIGHER_ORDER = frozenset({"functools.reduce", "itertools.starmap", "itertools.accumulate", "itertools.filterfalse",
                            "itertools.takewhile", "itertools.dropwhile", "itertools.groupby"})
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis.facts import CONFIG, ModuleFact, SelfFact, SequenceFact, TensorFact
+from ...analysis.facts import CONFIG, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import call_binding, class_decorators, object_creation, python_values
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
@@ -190,6 +190,8 @@ class CodeCalls:
             if grown and not plain_class(self, source, cls):
                 for name in grown:
                     self_fact.attributes[name] = self_fact.attributes[name].as_module_list()
+            if type(instance.contents) is Sequential:
+                instance.contents = _with_registered_children(self, self_fact, instance.contents)
         return self_fact
 
     def _invoke(self, function: FunctionRef, positional, keywords, node, unknown_with_grad=frozenset()):
@@ -197,8 +199,8 @@ class CodeCalls:
         tensor that needs a gradient (call_binding.evaluate_arguments)."""
         bound = function.bound.self_fact if function.bound is not None else None
         key = (id(function.node), id(bound), self.module,
-               tuple((_key(f), self.needs_grad(f)) for f in positional),
-               tuple((k, _key(f), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
+               tuple((_key(f, self.floats), self.needs_grad(f)) for f in positional),
+               tuple((k, _key(f, self.floats), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
                tuple(sorted(map(str, unknown_with_grad))))
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None and self.building and _makes_modules(self, cached[0]):
@@ -282,6 +284,20 @@ class CodeCalls:
         return result
 
 
+def _with_registered_children(run, self_fact, contents: Sequential):
+    """A subclass of nn.Sequential runs every child it registered, in order: the modules handed to
+    `super().__init__`, then those its `__init__` added (`self.add_module('conv1', ...)`,
+    `self.act = act_layer()`), as torch's forward iterates `_modules`. None (its forward unknown)
+    when a child's name could not be read, or the items are one module repeated."""
+    later = [(name, value) for name, value in self_fact.attributes.items() if python_values.is_module_value(value)]
+    if not later:
+        return contents
+    if contents.count is not None or id(self_fact) in run.incomplete_objects:
+        return None
+    names = contents.names if contents.names is not None else tuple(str(i) for i in range(len(contents.items)))
+    return Sequential(contents.items + tuple(value for _, value in later), None, names + tuple(name for name, _ in later))
+
+
 def _is_factory(function: FunctionRef, positional) -> bool:
     """A `@classmethod` called through its class: `cls` bound to a class (python_values.class_function)."""
     return bool(positional) and type(positional[0]) is ClassRef and any(
@@ -331,15 +347,20 @@ def _first_parameter(function: cst.FunctionDef) -> str | None:
     return params[0].name.value if params else None
 
 
-def _key(value):
+def _key(value, floats):
+    if type(value) is ScalarFact:
+        # every ScalarFact equals every other (a fact of no fields): a float the run knows is keyed
+        # by its value, so `make_divisible(c * 0.25)` for two widths are two calls
+        known = floats.value(value)
+        return value if known is None else ("float", float(known).hex())  # -0.0 apart from 0.0
     if type(value) is TensorFact:
         return _Same(value)
     if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
-        return ("sequence", tuple(_key(item) for item in value.items), value.names)
+        return ("sequence", tuple(_key(item, floats) for item in value.items), value.names)
     if type(value) is MappingFact:
-        return ("mapping", tuple((key, _key(item)) for key, item in value.items))
+        return ("mapping", tuple((key, _key(item, floats)) for key, item in value.items))
     if type(value) is MaybeNone:
-        return ("optional", _key(value.value))
+        return ("optional", _key(value.value, floats))
     try:
         hash(value)
         return value

@@ -12,7 +12,7 @@ from ...analysis.literals import int_value
 from ...analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..library import library_values
-from ..python import class_members, known_values, python_values
+from ..python import callable_values, class_members, known_values, python_values
 from .expressions import truth
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
 from ..values.mapping_keys import ClassKey
@@ -179,6 +179,21 @@ def _structure(run, fact):
     return _plain_item(run, fact)
 
 
+def _holds_class(container: SequenceFact, identity):
+    """A class in a known tuple, list or set: True when an item is that class (classes compare by
+    identity); False when every item is another class or a plain value (no plain value equals a
+    class); None when an item is not known."""
+    unknown = False
+    for member in container.items:
+        key = callable_values.identity_key(member)
+        if key is not None:
+            if key == identity:
+                return True
+        elif not (member is NONE or type(member) in (StringFact, BoolFact, IntFact, DimFact)):
+            unknown = True
+    return None if unknown else False
+
+
 def _contains(run, item, container):
     """`"dynamic" in self.rope_type`, `key in mapping`, `key in ("a", "b")` with known strings;
     `True in is_full` of known bools; a list built by appends (`DEPRECATED = []`) as the items it holds."""
@@ -202,6 +217,9 @@ def _contains(run, item, container):
     if type(item) is ClassRef and type(container) is RegistryRef \
             and ClassKey(item) in (key for key, _, _ in container.mapping):
         return True  # `type(config) in HANDLERS`: a class the table is known to hold (absent: unknown)
+    identity = callable_values.identity_key(item)
+    if identity is not None and type(container) is SequenceFact:  # `norm_layer in _NORM_TYPES`
+        return _holds_class(container, identity)
     if type(item) is not StringFact:
         return None
     if type(container) is StringFact:

@@ -100,6 +100,13 @@ def sequence_literal(interp, node):
     return SequenceFact(tuple(items))
 
 
+def _listed(fact):
+    if type(fact) is python_values.GrowingList:
+        items = known_values.appended_items(fact)
+        return fact if items is None else SequenceFact(items)
+    return fact
+
+
 # The most items a known sequence the running code builds may hold (a repeat, a concatenation, a
 # splice): `hs = hs + hs` forty times would hold 2**40; past it the sequence is unknown, so what
 # reads its items is unresolved and listed, never a run that exhausts memory.
@@ -107,6 +114,9 @@ MAX_REPEATED_ITEMS = 4096
 
 
 def concatenate(left, right):
+    # `[x2, x1] + children` with children a list the code appended to: a new list of its items,
+    # when they are known exactly (an append under a loop read once for many is not)
+    left, right = (_listed(fact) for fact in (left, right))
     if type(left) is SequenceFact and type(right) is SequenceFact:
         if len(left.items) + len(right.items) > MAX_REPEATED_ITEMS:
             return None

@@ -232,6 +232,9 @@ class ModelEvaluator(CallDispatch, Evaluator):
         known = known_iteration.comprehension(self, node)
         return python_values.comprehension(self, node) if known is UNHANDLED else known
 
+    def _eval_Set(self, node: cst.Set):
+        return known_containers.set_display(self, node)  # `{BatchNormAct, GroupNormAct}`
+
     def _eval_SetComp(self, node: cst.SetComp):
         known = known_iteration.comprehension(self, node)  # each element, then each distinct one once
         if known is UNHANDLED or known is None:

@@ -1,0 +1,45 @@
+"""Lists built by code (fixtures/styles/list_building.py): `extend` adds each item of a known list
+as `append` adds one (a conv level of three layers per conv), a list of tensors handed down a tree
+and joined with `[x2, x1] + children` holds every tensor, and a change the run does not follow
+(`insert`) leaves the list unknown: a partial total, never the empty list's (a complete 0 FLOPs
+was reported before). A subclass of nn.Sequential runs the children it registered after
+`super().__init__()`. Totals are held against FlopCounterMode."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from tests.whole_model.fixtures.styles import list_building  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+
+FIXTURE = list_building.__file__
+BATCH, SIDE = 2, 16
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_lists_built_by_extend_and_joined_equal_flop_counter_mode(tmp_path, capsys, mode):
+    record = model_record(tmp_path, capsys, {"B": BATCH}, f"{FIXTURE}:Aggregation.forward",
+                          {"x": f"float32 B 3 {SIDE} {SIDE}"}, mode)
+    torch.manual_seed(0)
+    expected = counted_flops(list_building.Aggregation(), torch.randn(BATCH, 3, SIDE, SIDE), training=mode == "training")
+    assert record["complete"] is True, record.get("unresolved_sites")
+    assert record["totals"]["flops"] == expected
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_sequential_subclass_runs_the_children_it_registered(tmp_path, capsys, mode):
+    """`self.add_module('conv1', ...)` and `self.conv2 = ...` after `super().__init__()`: torch's
+    forward runs them in order (the run had run the empty Sequential, passing its input through)."""
+    record = model_record(tmp_path, capsys, {"B": BATCH}, f"{FIXTURE}:Registered.forward",
+                          {"x": f"float32 B 3 {SIDE} {SIDE}"}, mode)
+    torch.manual_seed(0)
+    expected = counted_flops(list_building.Registered(), torch.randn(BATCH, 3, SIDE, SIDE), training=mode == "training")
+    assert record["complete"] is True, record.get("unresolved_sites")
+    assert record["totals"]["flops"] == expected
+
+
+def test_a_list_changed_by_insert_is_unknown_not_empty(tmp_path, capsys):
+    record = model_record(tmp_path, capsys, {"B": BATCH}, f"{FIXTURE}:Reordered.forward",
+                          {"x": f"float32 B 3 {SIDE} {SIDE}"})
+    assert record["complete"] is False
