@@ -22,8 +22,8 @@ from ...analysis.facts import (
 )
 from ..values.library_objects import MappingFact, RecordFact
 from ..values.objects import (
-    BackwardMatmul, BoolFact, Called, Checkpointed, Choice, Embedding, ModuleDict, ModuleList, NoneValue, Repeat,
-    Sequential, SiteEntry
+    BackwardMatmul, BoolFact, Called, Checkpointed, Choice, Embedding, FunctionRef, ModuleDict, ModuleList, NoneValue,
+    Repeat, Sequential, SiteEntry
 )
 from ..values.optional_values import MaybeNone
 from .python_values import GrowingList
@@ -256,3 +256,12 @@ def grad_items(run, fact) -> list:
     growing = type(fact) is GrowingList
     items = tuple(item for item, _ in fact.runs) if growing else fact.items if type(fact) is SequenceFact else (fact,)
     return [item for item in items if type(item) is TensorFact and run.needs_grad(item)]
+
+
+def returned_by_tree_code(run, node, fact) -> bool:
+    """`self.rotary_emb(x, ids)`: a call of the tree's own code whose result it computed (memory:
+    `cos, sin` made from position ids need no gradient though `x` does)."""
+    if type(node) is not cst.Call or type(fact) not in (TensorFact, SequenceFact):
+        return False
+    callee = run.storage.seen.get(id(node.func))
+    return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)

@@ -27,7 +27,7 @@ from ..values import dim_unification, lambdas, library_layers
 from ..source import module_bindings
 from .call_dispatch import CallDispatch
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
-from ..python.gradient_flow import cuts_gradient, flow_into, grad_items, updated_in_place
+from ..python.gradient_flow import cuts_gradient, flow_into, grad_items, returned_by_tree_code, updated_in_place
 from ..values.objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleRef
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
@@ -60,7 +60,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 run = self.run
                 run.storage.observe(self, node, fact)
                 run.grad_flow.settle(node, fact, run.building == 0 and not run.no_grad)
-                by_tree_code = bool(flowed) and _returned_by_tree_code(run, node, fact)
+                by_tree_code = bool(flowed) and returned_by_tree_code(run, node, fact)
                 if by_tree_code:
                     # the callee's own ops marked what needs one, and what each was computed from
                     flowed = grad_items(run, fact)
@@ -391,12 +391,3 @@ class ModelEvaluator(CallDispatch, Evaluator):
         convolution and shape-preserving layers); None when not modelled."""
         built = self.torch_module(name, args)
         return module_constructor(self, name, args) if built is UNHANDLED else built
-
-
-def _returned_by_tree_code(run, node, fact) -> bool:
-    """`self.rotary_emb(x, ids)`: a call of the tree's own code whose result it computed (memory:
-    `cos, sin` made from position ids need no gradient though `x` does)."""
-    if not isinstance(node, cst.Call) or type(fact) not in (TensorFact, SequenceFact):
-        return False
-    callee = run.storage.seen.get(id(node.func))
-    return type(callee) is FunctionRef or (type(callee) is SelfFact and run.instance(callee) is not None)
