@@ -40,19 +40,34 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 class ImportTable:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        # name -> the dotted name a star import binds it to (`from .activations import *` of a file
+        # that has `from torch import nn`), or None; set by a whole-model tree, asked once a name
+        self.star_aliases = None
+        self._asked: set = set()
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical dotted name of an expression like `F.softmax` or `th.einsum`, if imported."""
         head = node
         while type(head) is cst.Attribute:
             head = head.value
-        if type(head) is not cst.Name or head.value not in self.aliases:
+        if type(head) is not cst.Name or head.value not in self.aliases and not self._star(head.value):
             return None  # `self.proj`, a local name: no import (most calls; no dotted text built)
         return self.resolve_text(dotted_name(node))
+
+    def _star(self, name: str) -> bool:
+        if self.star_aliases is None or name in self._asked:
+            return False
+        self._asked.add(name)
+        found = self.star_aliases(name)
+        if found is not None:
+            self.aliases[name] = found
+        return found is not None
 
     def resolve_text(self, name: str) -> str | None:
         head, _, rest = name.partition(".")
         base = self.aliases.get(head)
+        if base is None and self._star(head):
+            base = self.aliases.get(head)
         if base is None:
             return None
         full = f"{base}.{rest}" if rest else base

@@ -45,6 +45,8 @@ ROWS = {
     "hasattr": _row("2 + hasattr(self, 'depth') + hasattr(self, 'missing')", init="self.depth = 3"),
     "int": _row("int(7.9)"),
     "isinstance": _row("3 + isinstance(True, int) + isinstance(3, str)"),
+    "issubclass": _row("3 + issubclass(Kid, Parent) + issubclass(Parent, (Kid,))",
+                       module="class Parent(nn.Module):\n    pass\n\n\nclass Kid(Parent):\n    pass"),
     "iter": _row("next(iter([5, 6]))"),
     "len": _row("len((1, 2, 3)) + len(str(5)) + len(self.blocks) + len(Stages(3))",
                 init="self.blocks = nn.ModuleList([nn.Identity()] * 2)",

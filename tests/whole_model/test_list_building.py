@@ -43,3 +43,15 @@ def test_a_list_changed_by_insert_is_unknown_not_empty(tmp_path, capsys):
     record = model_record(tmp_path, capsys, {"B": BATCH}, f"{FIXTURE}:Reordered.forward",
                           {"x": f"float32 B 3 {SIDE} {SIDE}"})
     assert record["complete"] is False
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_list_appended_to_is_true(tmp_path, capsys, mode):
+    """`if to_cat:` after one `append`: the list is not empty, so the tokens are prepended (the
+    condition was undecided, and the token count unknown)."""
+    record = model_record(tmp_path, capsys, {"B": BATCH}, f"{FIXTURE}:PrefixTokens.forward",
+                          {"x": "float32 B 4 8"}, mode)
+    torch.manual_seed(0)
+    expected = counted_flops(list_building.PrefixTokens(), torch.randn(BATCH, 4, 8), training=mode == "training")
+    assert record["complete"] is True, record.get("unresolved_sites")
+    assert record["totals"]["flops"] == expected

@@ -42,6 +42,7 @@ BUILTINS = {
     "hasattr": (library.hasattr_of,),
     "int": (known.int_call, library.int_of),
     "isinstance": (known.isinstance_call, library.isinstance_of),
+    "issubclass": (library.issubclass_of,),
     "iter": (known.iter_call,),
     "len": (known.len_call,),
     "list": (made.sequence_call, python_values.listed),

@@ -19,6 +19,7 @@ from ..python.known_values import int_fact
 from ..values.library_objects import WHOLE_SLICE, IntFact, RecordFact, SuperRef
 from ..values.objects import NONE, BoolFact, ClassRef, ModuleRef
 from . import library_values
+from ..values.inheritance import is_subclass
 
 
 def getattr_of(interp, args):
@@ -28,6 +29,21 @@ def getattr_of(interp, args):
 def isinstance_of(interp, args):
     decided = library_values.isinstance_decision(interp, args)
     return UNHANDLED if decided is None else BoolFact(decided)
+
+
+def issubclass_of(interp, args):
+    """`issubclass(cls, Base)` of classes of the tree (inheritance.is_subclass); a tuple of them is
+    any of its classes."""
+    if args.keywords or args.starred or len(args.positional) != 2:
+        return UNHANDLED
+    cls, bases = (interp.eval(value) for value in args.positional)
+    bases = bases.items if type(bases) is SequenceFact else (bases,)
+    if type(cls) is not ClassRef or not bases or any(type(base) is not ClassRef for base in bases):
+        return None
+    decided = [is_subclass(interp.run, cls, base) for base in bases]
+    if True in decided:
+        return BoolFact(True)
+    return BoolFact(False) if all(d is False for d in decided) else None
 
 
 def super_of(interp, args):

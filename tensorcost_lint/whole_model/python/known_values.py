@@ -110,8 +110,11 @@ def truth(fact):
         return True if any(key != UNKNOWN_REST for key, _ in fact.items) else (None if fact.items else False)
     if type(fact) is IteratorFact:
         return True
-    if type(fact) is python_values.GrowingList and not fact.unknown and not fact.runs:
-        return False
+    if type(fact) is python_values.GrowingList and not fact.unknown:
+        if not fact.runs:
+            return False
+        if any(type(count) is Const and count.value > 0 for _, count in fact.runs):
+            return True  # an item appended once: `to_cat.append(cls_token)` then `if to_cat:`
     return None
 
 

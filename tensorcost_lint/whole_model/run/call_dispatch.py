@@ -9,7 +9,7 @@ import libcst as cst
 
 from ...analysis import op_table
 from ...analysis.arguments import CallArgs
-from ...analysis.calls import call_module
+from ...analysis.calls import SITE_FUNCTIONS, call_module
 from ...analysis.facts import CONFIG, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import (
@@ -65,6 +65,11 @@ class CallDispatch:
             if spliced is not None:  # `nn.Conv2d(cin, cout, k, padding=p, **kwargs)`: stride is in kwargs
                 return _with_spliced(self, spliced, lambda bound: self.torch_module(name, bound))
             return self.torch_module(name, args)
+        if name is not None and args.starred and name.startswith("torch.") and name in op_table.FUNCTIONS \
+                and name not in SITE_FUNCTIONS:
+            spliced = call_binding.spliced_arguments(self, args, lambda n: _pure(n, self.env))
+            if spliced is not None:  # `torch.empty(1, 1, dim, **dd)`: dd's keywords (device, dtype), not sizes
+                return _with_spliced(self, spliced, lambda bound: op_table.FUNCTIONS[name](self, bound))
         func = node.func
         kind = type(func)  # (compared by `is`: LibCST's classes are ABCs, slow to isinstance)
         if kind is cst.Attribute and func.attr.value in known_floats.METHODS and not args.positional \

@@ -12,6 +12,7 @@ import libcst as cst
 from ...analysis.facts import CONFIG, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import call_binding, class_decorators, object_creation, python_values
+from . import module_globals
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
 from ..values.inheritance import find_method, plain_class, torch_base
 from ..python.output_records import construct_record
@@ -201,7 +202,7 @@ class CodeCalls:
         key = (id(function.node), id(bound), self.module,
                tuple((_key(f, self.floats), self.needs_grad(f)) for f in positional),
                tuple((k, _key(f, self.floats), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
-               tuple(sorted(map(str, unknown_with_grad))))
+               tuple(sorted(map(str, unknown_with_grad))), module_globals.memo_state(self))
         cached = self.memo.get(key) if function.closure is None else None  # a closure reads names that change
         if cached is not None and self.building and _makes_modules(self, cached[0]):
             cached = None  # `conv3x3(c, c)` called twice builds two modules, each with its own parameters

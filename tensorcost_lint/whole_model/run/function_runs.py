@@ -13,7 +13,7 @@ from ...analysis.facts import CONFIG_NAMES, merge_facts, DimFact, ScalarFact, Se
 from ...analysis.annotations import facts_from_annotation, single_fact
 from ...analysis.function_flow import is_static
 from ..python import call_binding
-from . import choices
+from . import choices, module_globals
 from .model_evaluator import ModelEvaluator
 from .model_flow import ModelFlow
 from ..values.objects import NONE
@@ -29,6 +29,7 @@ class FunctionRuns:
         env = self._bind(source, node, self_fact, positional, keywords, read_missing_as_dims, unknown_with_grad)
         if closure is not None:
             env = {**closure, **env}  # the enclosing function's names, its own parameters over them
+        globals_frame = module_globals.enter(self, source, node, env)  # `global NAME`: the module's binding
         flow = ModelFlow(source.ctx, env, run=self, source=source)
         self.frames.append((node, self_fact))  # what `super()` means inside
         without_grad = disables_grad(source.ctx, node)
@@ -44,6 +45,7 @@ class FunctionRuns:
             self.live.leave()
             self.frames.pop()
             self.no_grad -= without_grad
+            module_globals.leave(self, globals_frame, flow.env, not flow.state.returned)
         returns = [r for r in flow.state.returns]
         if not returns:
             return NONE

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ...analysis.facts import SelfFact, merge_facts
 from ...analysis.function_flow import merge_envs
-from . import choices, try_paths
+from . import choices, module_globals, try_paths
 from ..python import container_changes
 from ..values import optional_values
 from .flow_assignments import FlowAssignments
@@ -71,8 +71,6 @@ class ModelFlow(FlowLoops, FlowAssignments):
             super().statement(node)
 
     def small_statement(self, node, line) -> None:
-        if isinstance(node, cst.Global):  # the function rebinds module names: their module value no longer holds
-            self.run_.rebound_globals.update((id(self.source), name.name.value) for name in node.names)
         if isinstance(node, cst.Del):
             for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
                 container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
@@ -84,8 +82,37 @@ class ModelFlow(FlowLoops, FlowAssignments):
             return
         super().small_statement(node, line)
 
+    def _with(self, node: cst.With) -> None:
+        """`with` on an object of the tree's code runs its `__enter__` (what `as` binds) before the
+        block and its `__exit__(None, None, None)` after it, innermost first, as Python does: a
+        context manager that sets a module switch for its block (module_globals) restores it. They
+        run as a constructor's code runs (bookkeeping, nothing costed, a call not followed not
+        listed), as before the run ran them at all."""
+        autocast, exits = None, []
+        for item in node.items:
+            value = self.evaluator.eval(item.item)
+            autocast = autocast or self._autocast_dtype(item.item)
+            enter = self.run_.method_of(value, "__enter__")
+            entered = self._context_call(enter, [], item.item) if enter is not None else None
+            exit_ = self.run_.method_of(value, "__exit__")
+            if exit_ is not None:
+                exits.append((exit_, item.item))
+            if item.asname is not None:
+                self.assign(item.asname.name, entered, None)
+        self._set_env(self._block(node.body, dict(self.env), autocast))
+        for exit_, item in reversed(exits):
+            self._context_call(exit_, [NONE, NONE, NONE], item)
+
+    def _context_call(self, method, positional, node):
+        self.run_.building += 1
+        try:
+            return self.run_._invoke(method, positional, {}, node)
+        finally:
+            self.run_.building -= 1
+
     def _return(self, node: cst.Return) -> None:
         fact = self.evaluator.eval(node.value) if node.value is not None else NONE
+        module_globals.record_exit(self.run_, self.env)
         self.state.returns.append(fact)
         self.state.returned = True
 

@@ -94,7 +94,10 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.with_parameters: dict = {}  # id(ModuleFact) -> module: norms holding weights
         self.loop_counts: list = []  # trip counts of the loops being run, outermost first (None: unknown)
         self.module_values: dict = {}  # (file, name) -> value of a module-level assignment
-        self.rebound_globals: set = set()  # (id(file), name) a running function declared `global` (module_order)
+        self.global_values: dict = {}  # (id(file), name) -> the binding a function left (`global name`)
+        self.global_frames: list = []  # the running functions' declared globals, innermost last (module_globals)
+        self.global_version = 0  # bumped by each binding a function changes (memo keys)
+        self.importing = 0  # computing a module's top-level value: it reads the bindings of its import
         self.lambdas: dict = {}  # cst.Lambda -> the def it stands for (lambdas.lambda_function)
         self.build_calls = 0  # followed calls below the innermost constructor
         self.build_file = None  # the file of the innermost constructor running
@@ -263,6 +266,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         if found is not None and found[1] is not None:
             home, value_node = found
             self.building += 1
+            self.importing += 1
             try:
                 with self.collecting([]):
                     evaluator = self.module_evaluator(home)
@@ -270,6 +274,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
                     self.module_values[key] = evaluator.eval(value_node)
             finally:
                 self.building -= 1
+                self.importing -= 1
         return self.module_values[key]
 
     def module_evaluator(self, source):

@@ -22,14 +22,16 @@ import ast
 import libcst as cst
 
 from ...analysis.cst_parse import parse_module
+from . import module_globals
 from .model_flow import ModelFlow
 
 
 def value_at(run, source, name: str, before: int | None = None):
     """The value `name` holds in `source` just before line `before` (None: once the module has run);
-    unknown once a function that rebinds it (`global name`) has run: its value is then the function's."""
-    if (id(source), name) in run.rebound_globals:
-        return None
+    once a function has rebound it (`global name`), the binding that function left (module_globals)."""
+    rebound, value = module_globals.read(run, source, name, before)
+    if rebound:
+        return value
     events = [event for event in source.timeline.get(name, ()) if before is None or event[0] < before]
     start = next((i for i in range(len(events) - 1, -1, -1) if events[i][1] != "change"), None)
     if start is None or events[start][1] == "import":
@@ -49,7 +51,9 @@ def _imported(run, source, name: str):
     or in a star-imported module, after that module has run."""
     found = run.tree._follow(source, name, lambda file, n: n if file is not source and _binds(file, n) else None,
                              stop_at_definitions=True)
-    return None if found is None else value_at(run, found[0], found[1])
+    if found is None or module_globals.rebound(run, found[0], found[1]):
+        return None  # the importer's binding was made at import, before the function rebound the original
+    return value_at(run, found[0], found[1])
 
 
 def _binds(file, name: str) -> bool:
@@ -69,11 +73,13 @@ def _changed(run, source, name: str, line: int, statement, value):
     flow = ModelFlow(source.ctx, {name: value}, run=run, source=source)
     flow.evaluator.top_line = line
     run.building += 1
+    run.importing += 1
     try:
         with run.collecting([]):
             flow.run([node])
     finally:
         run.building -= 1
+        run.importing -= 1
     run.module_values[key] = flow.env.get(name)
     return run.module_values[key]
 

@@ -178,6 +178,8 @@ class SourceTree:
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     source.values[targets[0].id] = statement.value
         source.lazy_star_imports = [star for star in guarded_stars if star not in source.star_imports]
+        if source.star_imports:
+            imports.star_aliases = lambda name: self.star_alias(source, name)
         source.exports = module_bindings.exported_names(tree.body)
         module_bindings.record(source, tree.body)
         self.files[path] = source
@@ -304,6 +306,27 @@ class SourceTree:
             why = self.failures.get((next_source.path, imported_name))
             if why is not None:
                 self.failures[(source.path, name)] = why
+        return None
+
+    def star_alias(self, source: SourceFile, name: str, hops: int = MAX_IMPORT_HOPS) -> str | None:
+        """The dotted name `name` means in `source` when it comes from a star import of a tree file
+        that imports it (`from .activations import *`, where activations.py has `from torch import
+        nn`): that file's import binds it, as Python's star import copies the binding. None when
+        `source` binds the name itself or no star-imported file imports it."""
+        if any(kind != "import" for _, kind, _ in source.timeline.get(name, ())) or name in source.definitions \
+                or name in source.from_imports or not hops:
+            return None
+        for level, module in source.star_imports:
+            file = self.module_file(source.path, level, module)
+            try:
+                star = self.load(file) if file is not None else None
+            except SourceError:
+                continue
+            if star is None or not module_bindings.star_exports(star, name):
+                continue
+            found = star.ctx.settings.imports.aliases.get(name) or self.star_alias(star, name, hops - 1)
+            if found is not None:
+                return found
         return None
 
     def assigned_binding(self, source: SourceFile, name: str):

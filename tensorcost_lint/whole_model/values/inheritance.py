@@ -128,3 +128,22 @@ def owner_of(run, instance, method):
         found = run.tree.class_ast(instance.source, instance.class_name)
         return found[1] if found is not None else None
     return None
+
+
+def is_subclass(run, cls: "ClassRef", base: "ClassRef") -> bool | None:
+    """`issubclass(cls, base)` for two classes of the tree: True when `base` is on `cls`'s chain of
+    bases; False when it is not and every base the chain leaves the tree by is `object` or torch's
+    (no class of the tree derives from those); None when a base the chain could not follow might
+    be it."""
+    chain = _chain(run, cls.source, cls.node.name.value)
+    if not chain or chain[0][1].name != cls.node.name.value:
+        return None
+    if any(home is base.source and node.name == base.node.name.value for home, node in chain):
+        return True
+    for home, expression in outside_bases(chain):
+        dotted = ast_dotted_name(expression)
+        name = home.ctx.settings.imports.resolve_text(dotted) if dotted else None
+        if dotted != "object" and not (name or "").startswith("torch."):
+            return None
+    return False
+
