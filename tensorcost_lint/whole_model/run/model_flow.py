@@ -197,15 +197,26 @@ class ModelFlow(FlowLoops, FlowAssignments):
             # `self.x = ...` or `config.x = ...` on each side: each side starts from what was before
             owners = [o for o in (owner, self.run_.config_state) if type(o) is SelfFact]
             before = [dict(o.attributes) for o in owners]
+            globals_before = dict(self.run_.global_values)  # module globals a called function rebinds
             with self.run_.collecting(then_entries):
                 then_env, then_returned = self._side(node.body, {**self.env, **on_true})
             then_raised = self.side_raised
             then_attributes = [dict(o.attributes) for o in owners]
+            then_globals = dict(self.run_.global_values)
             for o, attributes in zip(owners, before):
                 o.attributes.clear()
                 o.attributes.update(attributes)
+            self.run_.global_values.clear()
+            self.run_.global_values.update(globals_before)
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, {**self.env, **on_false})
+            else_globals = dict(self.run_.global_values)
+            if then_raised == self.side_raised:  # both sides run on: what they leave is joined
+                module_globals.join_sides(self.run_, globals_before, then_globals, else_globals)
+            elif then_raised:
+                pass  # the else side's bindings stand
+            else:
+                module_globals.join_sides(self.run_, globals_before, then_globals, then_globals)
             for o, attributes in zip(owners, then_attributes):
                 if then_raised and not self.side_raised:
                     continue  # the side that raised left nothing: the object is as the other side left it

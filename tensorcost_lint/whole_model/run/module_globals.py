@@ -149,6 +149,21 @@ def memo_state(run) -> tuple:
     return run.global_version, tuple(tuple(frame.keys) for frame in run.global_frames if frame is not None)
 
 
+def join_sides(run, before: dict, then_values: dict, else_values: dict) -> None:
+    """After an undecided `if`: a binding either side left is the module's only where both sides
+    left the same one (a function rebinding it ran on one side only: `if os.environ...:
+    load_fused()`); otherwise unknown, as a name two paths bind differently is."""
+    run.global_values.clear()
+    run.global_values.update(before)
+    for key in {**then_values, **else_values}:
+        missing = object()
+        a, b = then_values.get(key, before.get(key, missing)), else_values.get(key, before.get(key, missing))
+        if a is missing or b is missing:  # rebound on one side, never before: the other left the import's
+            write(run, key, None)
+        else:
+            write(run, key, a if _same(a, b) else None)
+
+
 def _same(a, b) -> bool:
     if a is b:
         return True
