@@ -10,7 +10,6 @@ from shape_annotations import Const
 
 from .facts import INFER_DIM, DimFact, IntFact, SequenceFact
 from .literals import int_value
-from .given_values import Given  # noqa: F401 - the call protocol's value arguments, read with CallArgs
 
 
 @dataclass

@@ -11,7 +11,8 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from ...analysis import calls
 from ...analysis.facts import ModuleFact, SelfFact, SequenceFact, StringFact, TensorFact
-from ...analysis.arguments import CallArgs, Given
+from ...analysis.arguments import CallArgs
+from ...analysis.given_values import Given
 from ...analysis.interpreter import UNHANDLED
 from ..values import library_layers, unrolled_loops
 from ..python import python_values

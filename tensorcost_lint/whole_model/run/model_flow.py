@@ -206,17 +206,13 @@ class ModelFlow(FlowLoops, FlowAssignments):
             for o, attributes in zip(owners, before):
                 o.attributes.clear()
                 o.attributes.update(attributes)
-            self.run_.global_values.clear()
-            self.run_.global_values.update(globals_before)
+            module_globals.restore(self.run_, globals_before)
             with self.run_.collecting(else_entries):
                 else_env, else_returned = self._else_side(node, {**self.env, **on_false})
-            else_globals = dict(self.run_.global_values)
             if then_raised == self.side_raised:  # both sides run on: what they leave is joined
-                module_globals.join_sides(self.run_, globals_before, then_globals, else_globals)
-            elif then_raised:
-                pass  # the else side's bindings stand
-            else:
-                module_globals.join_sides(self.run_, globals_before, then_globals, then_globals)
+                module_globals.join_sides(self.run_, globals_before, then_globals, dict(self.run_.global_values))
+            elif self.side_raised:  # the else side raised: the then side's bindings stand
+                module_globals.restore(self.run_, then_globals)
             for o, attributes in zip(owners, then_attributes):
                 if then_raised and not self.side_raised:
                     continue  # the side that raised left nothing: the object is as the other side left it

@@ -149,16 +149,27 @@ def memo_state(run) -> tuple:
     return run.global_version, tuple(tuple(frame.keys) for frame in run.global_frames if frame is not None)
 
 
+def restore(run, values: dict) -> None:
+    """The bindings as `values` holds them (a side of an undecided `if` starts from what was before).
+    A change is a new version: a call memoised on the other side read the other bindings."""
+    current = run.global_values
+    if current.keys() != values.keys() or any(current[key] is not value for key, value in values.items()):
+        current.clear()
+        current.update(values)
+        run.global_version += 1
+
+
+_MISSING = object()
+
+
 def join_sides(run, before: dict, then_values: dict, else_values: dict) -> None:
     """After an undecided `if`: a binding either side left is the module's only where both sides
     left the same one (a function rebinding it ran on one side only: `if os.environ...:
     load_fused()`); otherwise unknown, as a name two paths bind differently is."""
-    run.global_values.clear()
-    run.global_values.update(before)
+    restore(run, before)
     for key in {**then_values, **else_values}:
-        missing = object()
-        a, b = then_values.get(key, before.get(key, missing)), else_values.get(key, before.get(key, missing))
-        if a is missing or b is missing:  # rebound on one side, never before: the other left the import's
+        a, b = then_values.get(key, _MISSING), else_values.get(key, _MISSING)
+        if a is _MISSING or b is _MISSING:  # rebound on one side, never before: the other left the import's
             write(run, key, None)
         else:
             write(run, key, a if _same(a, b) else None)
