@@ -4,6 +4,8 @@ record), and torch's FlopCounterMode on the same model (the figure it must equal
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from tensorcost_lint.cli.main import main
 
@@ -21,6 +23,18 @@ def model_record(tmp_path, capsys, dims: dict, entry: str, inputs: dict, mode: s
     for condition in assume:
         argv += ["--assume", condition]
     assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)["models"][0]
+
+
+def built_record(tmp_path, capsys, fixture: Path, build: str, dims: dict, inputs: dict, mode: str) -> dict:
+    """The record of a `models:` entry whose `build:` calls `build` of `fixture`'s module, the file
+    copied into a repository under tmp_path (its module imported by name from there)."""
+    (tmp_path / ".git").mkdir()
+    shutil.copy(fixture, tmp_path / fixture.name)
+    config = tmp_path / "tensorcost.yaml"
+    config.write_text(f"dims: {json.dumps(dims)}\nmodels:\n  net:\n    build: {json.dumps(f'{fixture.stem}.{build}')}\n"
+                      f"    inputs: {json.dumps(inputs)}\n    mode: {mode}\n")
+    assert main(["model", "--config", str(config), "--format", "json"]) == 0
     return json.loads(capsys.readouterr().out)["models"][0]
 
 

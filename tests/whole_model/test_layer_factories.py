@@ -5,29 +5,21 @@ compares classes by identity, a library class is none of the tree's) or mapped b
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from tensorcost_lint.cli.main import main  # noqa: E402
 from tests.whole_model.fixtures.styles import layer_factories  # noqa: E402
-from tests.whole_model.model_runs import counted_flops  # noqa: E402
+from tests.whole_model.model_runs import built_record, counted_flops  # noqa: E402
 
 FIXTURE = Path(layer_factories.__file__)
 BATCH, SIDE = 2, 8
 
 
 def _record(tmp_path, capsys, build: str, mode: str) -> dict:
-    (tmp_path / ".git").mkdir()
-    shutil.copy(FIXTURE, tmp_path / "layer_factories.py")
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {{batch: {BATCH}}}\nmodels:\n  net:\n    build: \"layer_factories.{build}\"\n"
-                      f"    inputs: {{x: \"float32 batch 3 {SIDE} {SIDE}\"}}\n    mode: {mode}\n")
-    assert main(["model", "--config", str(config), "--format", "json"]) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return built_record(tmp_path, capsys, FIXTURE, build, {"batch": BATCH},
+                        {"x": f"float32 batch 3 {SIDE} {SIDE}"}, mode)
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])

@@ -7,29 +7,21 @@ drawn at run time leaves the widths unknown (a partial total, never a wrong one)
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from tensorcost_lint.cli.main import main  # noqa: E402
 from tests.whole_model.fixtures.styles import rounded_widths  # noqa: E402
-from tests.whole_model.model_runs import counted_flops  # noqa: E402
+from tests.whole_model.model_runs import built_record, counted_flops  # noqa: E402
 
 FIXTURE = Path(rounded_widths.__file__)
 BATCH, SIDE = 2, 16
 
 
 def _record(tmp_path, capsys, build: str, mode: str) -> dict:
-    (tmp_path / ".git").mkdir()
-    shutil.copy(FIXTURE, tmp_path / "rounded_widths.py")
-    config = tmp_path / "tensorcost.yaml"
-    config.write_text(f"dims: {{batch: {BATCH}}}\nmodels:\n  net:\n    build: \"rounded_widths.{build}\"\n"
-                      f"    inputs: {{x: \"float32 batch 3 {SIDE} {SIDE}\"}}\n    mode: {mode}\n")
-    assert main(["model", "--config", str(config), "--format", "json"]) == 0
-    return json.loads(capsys.readouterr().out)["models"][0]
+    return built_record(tmp_path, capsys, FIXTURE, build, {"batch": BATCH},
+                        {"x": f"float32 batch 3 {SIDE} {SIDE}"}, mode)
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
