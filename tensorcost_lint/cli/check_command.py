@@ -119,15 +119,15 @@ def _check_usage(args, paths) -> None:
         raise ConfigError("--fix", STDIN, "cannot write a fix back to stdin; use --diff to see it")
 
 
-def _render(report, args, resolver, sources, comparison=None) -> str | list[str]:
+def _render(report, args, resolver, sources, comparison=None):
     if args.format == "markdown":
         from ..cost_gate.markdown import render_markdown
 
         return render_markdown(comparison, report.findings)
     if args.format == "json":
-        from ..formats.json_report import render_json_parts
+        from ..formats.json_report import render_json_streamed
 
-        return render_json_parts(report, resolver)
+        return render_json_streamed(report, resolver)
     if args.format == "sarif":
         from ..formats.sarif import render_sarif
 

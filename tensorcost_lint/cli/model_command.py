@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from ..formats.indented_json import indented_parts
+from ..formats.indented_json import Streamed
 from ..config.build_expressions import parse_build
 from ..config.model_entries import MODES, ModelEntry, dims_of_config, parse_entry_text, parse_input_spec, \
     parse_method_entry, read_config_json
@@ -146,7 +146,7 @@ def run(args) -> int:
         entries = [configured[name] for name in args.names] if args.names else list(configured.values())
     results = analyse_entries(entries, config, command_line=bool(args.entry or args.build is not None))
     if args.format == "json":
-        text = indented_parts(model_document(results, config.hardware_id), indent=2, end="\n", consume=True)
+        text = Streamed(model_document(results, config.hardware_id), indent=2, end="\n", consume=True)
     else:
         text = "\n\n".join(model_text(r, config.hardware_id) for r in results) + "\n"
     write_output(text, args.output)

@@ -53,15 +53,16 @@ def refuse_if_in_use(path: str, flag: str, protected=()):
     return info
 
 
-def write_file(path: str, data: bytes, flag: str, protected=()) -> None:
+def write_file(path: str, data, flag: str, protected=()) -> None:
     """Write `data` to `path` for `flag`; a ConfigError (exit 2, one line) when `path` is one of
     `protected` ((path, what) pairs) or cannot be written. A FIFO or device (`/dev/stdout`) is
-    written as a stream; a regular file is replaced whole or not at all."""
+    written as a stream; a regular file is replaced whole or not at all. `data` is bytes, or a
+    function that writes them to the binary stream it is given (a report written as it is made)."""
     info = refuse_if_in_use(path, flag, protected)
     try:
         if info is not None and not stat.S_ISREG(info.st_mode):
             with open(path, "wb") as stream:
-                stream.write(data)
+                stream.write(data) if isinstance(data, bytes) else data(stream)
         else:
             write_atomically(os.path.realpath(path), data)  # a link to a report: its target is updated
     except OSError as error:

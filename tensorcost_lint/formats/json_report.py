@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .indented_json import indented_parts
+from .indented_json import Streamed
 
 
 def report_data(report, resolver) -> dict:
@@ -35,9 +35,11 @@ def report_data(report, resolver) -> dict:
 
 
 def render_json(report, resolver) -> str:
-    return "".join(render_json_parts(report, resolver))
+    chunks: list = []
+    render_json_streamed(report, resolver).write_to(chunks.append)
+    return "".join(chunks)
 
 
-def render_json_parts(report, resolver) -> list[str]:
-    """render_json's text in pieces, for a writer (cli.output.write_output) to write in turn."""
-    return indented_parts(report_data(report, resolver), indent=2, ensure_ascii=False, end="\n", consume=True)
+def render_json_streamed(report, resolver) -> Streamed:
+    """render_json's text, for a writer (cli.output.write_output) to write as it is made."""
+    return Streamed(report_data(report, resolver), indent=2, ensure_ascii=False, end="\n", consume=True)

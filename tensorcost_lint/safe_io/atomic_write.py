@@ -25,9 +25,11 @@ def _default_mode() -> int:
     return 0o666 & ~_UMASK[0]
 
 
-def write_atomically(path: str | os.PathLike, data: bytes, *, mode: int | None = None) -> None:
+def write_atomically(path: str | os.PathLike, data, *, mode: int | None = None) -> None:
     """Replace `path` with `data`; OSError when it cannot, with `path` untouched and no temporary
-    file left behind. `mode` defaults to the existing regular file's mode, else 0o666 less umask."""
+    file left behind. `mode` defaults to the existing regular file's mode, else 0o666 less umask.
+    `data` is bytes, or a function that writes them to the binary stream it is given (whatever it
+    raises leaves `path` as it was)."""
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     if mode is None:
@@ -40,7 +42,7 @@ def write_atomically(path: str | os.PathLike, data: bytes, *, mode: int | None =
     try:
         with os.fdopen(handle, "wb") as stream:
             os.fchmod(stream.fileno(), mode)
-            stream.write(data)
+            stream.write(data) if isinstance(data, bytes) else data(stream)
         os.replace(temporary, path)
     except BaseException:
         try:
