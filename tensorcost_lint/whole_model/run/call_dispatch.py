@@ -33,6 +33,17 @@ class CallDispatch:
     itself."""
 
     # -- calls of the tree's code ------------------------------------------------------------------
+    def _receiver(self, value):
+        """The value of a method call's receiver, pure (_pure), for call_code to look at. A name's is
+        looked up without the evaluator's observers when it is a module or the run's `self`, whose
+        call goes on to a path that evaluates it again (`self.lin(h)`: `self` was read twice a
+        call, each read observed, a third of a long forward's expressions); any other is evaluated."""
+        if type(value) is cst.Name:
+            peeked = self._eval_Name(value)
+            if type(peeked) in _CALLED_THROUGH:
+                return peeked
+        return self.eval(value)
+
     def call_code(self, node: cst.Call, args, name):
         run = self.run
         if name == "torch.arange":
@@ -91,7 +102,7 @@ class CallDispatch:
                 return None
             return known
         if kind is cst.Attribute and _pure(func.value, self.env):
-            receiver = self.eval(func.value)
+            receiver = self._receiver(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value in _LIST_CHANGES:
                 return _LIST_CHANGES[func.attr.value](self, receiver, args)
             if type(receiver) is RegistryRef:
@@ -273,6 +284,11 @@ def _tensor_method(interp, func) -> bool:
 
 def _is_super(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args
+
+
+# receivers call_code never acts on: the call goes on to the path that evaluates its callee (the
+# method of a module or of the run's `self`), which reads the receiver again, observed
+_CALLED_THROUGH = frozenset({SelfFact, ModuleFact})
 
 
 def _pure(node, env=None) -> bool:

@@ -50,18 +50,18 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 self.run_.budget_cut(self.ctx, statement, "steps")
                 return
             self.continuation = None
-            # what each expression node evaluated to is read by its parent's observers, in the same
-            # statement: kept for the statement alone (a 100,000-statement forward held ~500 bytes a
-            # statement of them); a call inside it runs its statements with their own
+            # what each expression node evaluated to is read by its parent's observers and by the
+            # settling after it, for the same statement: kept for the statement alone (a
+            # 100,000-statement forward held them all); a call inside it runs its statements with their own
             storage = self.run_.storage
             outer, storage.seen = storage.seen, {}
             try:
                 self.statement(statement)
+                # what each name holds now (memory_live: a shape comment restates the value the
+                # statement bound); a block's first statement reads every name, which its header may have bound
+                self.run_.live.settle(self.env, statement, position == 0)
             finally:
                 storage.seen = outer
-            # what each name holds now (memory_live); a block's first statement reads every name,
-            # which its header may have bound
-            self.run_.live.settle(self.env, statement, position == 0)
             if self.continuation is not None:
                 # `if cond: return a` undecided: what follows runs only on the side that did not
                 # return, so its entries are that side's, not added to both (the Choice's max)
