@@ -6,8 +6,8 @@ An entry's name is its `Tensor` method, or a function's canonical name when the 
 same op with the input first. `shape` references the rule, a transfer function of the rule modules
 (tensor_methods.py, tensor_functions.py, pointwise_ops.py, ...; they never import the table), whose
 factories carry the dtype rule (`unary(dtype_rules.float_result)`); `torch.NAME` reads the method's
-rule unless `torch_shape` names its own. An entry of numpy, jax, einops or einx is its shape rule
-alone: the memory layer and the whole-model run read torch's ops.
+rule unless `torch_shape` names its own. An entry of numpy, jax, einops or einx has no view kind or
+saved rule: the memory layer reads torch's ops.
 
 View kinds (whole_model/memory/storage.py computes the strides, as torch does):
 
@@ -79,7 +79,12 @@ class Op:
     view: str = FRESH
     saved: str | None = None  # None: what it saves is not known (memory says so, never guesses)
     reads_as: str | None = None  # the op this one is another name of (`swapaxes`: `transpose`)
-    cuts_gradient: bool = False  # the method's result needs no gradient whatever it read
+    # the result needs no gradient whatever it read (`x.new_zeros`, `torch.zeros_like`); a method
+    # entry's `torch.NAME` is not read so (`torch.detach(h)` stays in the graph)
+    cuts_gradient: bool = False
+    # a function making a new tensor from sizes, values or another's metadata: it runs no model code
+    # and records no site, so a comprehension of it only builds data (whole_model.known_iteration)
+    constructor: bool = False
     metadata: bool = False  # the method reads only metadata (`x.size(1)`): no gradient flows through it
     # the shape and dtype rule of `name`: a method's (interp, receiver, args) -> fact, a function's
     # (interp, args) -> fact, or for a function the name of the method it is with the input first

@@ -63,6 +63,8 @@ VIEW_FUNCTIONS = {function: op.reads_as or op.name for op in OPS if op.view != F
 SAVED_METHODS = {op.method: op.saved for op in OPS if op.saved is not None and op.method is not None}
 SAVED_FUNCTIONS = {function: op.saved for op in OPS if op.saved is not None for function in op.functions}
 GRADIENT_CUT_METHODS = frozenset(op.method for op in OPS if op.cuts_gradient and op.method is not None)
+GRADIENT_CUT_FUNCTIONS = frozenset(op.name for op in OPS if op.cuts_gradient and op.method is None)
+CONSTRUCTORS = frozenset(op.name for op in OPS if op.constructor)
 METADATA_METHODS = frozenset(op.method for op in OPS if op.metadata and op.method is not None)
 
 

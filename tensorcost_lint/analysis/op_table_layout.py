@@ -88,16 +88,21 @@ OPS: tuple[Op, ...] = (
     Op("torch.polar", shape=complex_views._polar),
     # in-place fills and copies: the receiver, its shape and dtype
     *ops("zero_ fill_ normal_ uniform_ copy_", shape=_same),
-    # constructors: a new tensor from sizes, values or another tensor's shape (torch and jax make
-    # float32 by default, numpy float64; torch takes sizes as separate arguments, numpy a tuple)
-    *(Op(f"{module}.{name}", shape=_constructor(framework, like=name.endswith("_like"), fill=name == "full"))
+    # constructors: a new tensor from sizes, values or another tensor's shape, outside the autograd graph
+    # (torch and jax make float32 by default, numpy float64; torch takes sizes as separate arguments,
+    # numpy a tuple); `torch.normal` of a tensor mean is differentiable
+    *(Op(f"{module}.{name}", constructor=True, cuts_gradient=True,
+         shape=_constructor(framework, like=name.endswith("_like"), fill=name == "full"))
       for framework, module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy"))
       for name in ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
                    # random constructors live in torch itself, in numpy.random and jax.random (below)
                    *(("randn", "rand", "randn_like", "rand_like") if framework == "torch" else ()))),
-    *(Op(f"numpy.random.{name}", shape=_constructor("numpy", varargs=True)) for name in ("randn", "rand")),
+    *(Op(f"numpy.random.{name}", constructor=True, cuts_gradient=True, shape=_constructor("numpy", varargs=True))
+      for name in ("randn", "rand")),
     *ops("jax.random.normal jax.random.uniform", shape=function_rules._jax_random),
-    Op("torch.normal", shape=function_rules._normal),
+    Op("torch.normal", constructor=True, shape=function_rules._normal),
+    # their shapes are read from their values by the whole-model run (library/torch_values.py, run/call_dispatch.py)
+    *ops("torch.arange torch.tensor torch.as_tensor", constructor=True, cuts_gradient=True),
     # a new tensor from the receiver's metadata: outside the autograd graph
     *ops("new_zeros new_ones new_empty", cuts_gradient=True, shape=method_rules._new_tensor(False)),
     Op("new_full", cuts_gradient=True, shape=method_rules._new_tensor(True)),

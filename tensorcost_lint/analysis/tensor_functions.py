@@ -267,13 +267,3 @@ def _embedding(interp, args):
 def _size_of(interp, args):
     fact = interp.eval(args.get(0, "a"))
     return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
-
-
-# Functions that make a new tensor from sizes or values: they run no model code and record no
-# site, so a comprehension of them only builds data (whole_model.known_iteration).
-CONSTRUCTORS = frozenset({
-    "torch.normal", "torch.arange", "torch.tensor", "torch.as_tensor", "numpy.random.randn", "numpy.random.rand",
-    *(f"{module}.{name}" for module in ("torch", "numpy", "jax.numpy") for name in (
-        "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
-        # random constructors live in torch itself, in numpy.random and jax.random
-        *(("randn", "rand", "randn_like", "rand_like") if module == "torch" else ())))})

@@ -26,7 +26,8 @@ SAVED_RULES = {op_table.INPUT, op_table.RESULT, op_table.INPUT_RESULT, op_table.
                op_table.INPUT_INDEX, op_table.INDEX, op_table.NOTHING, op_table.INDICES, op_table.EXTREMUM,
                op_table.INPUT_BUFFER, op_table.BY_COUNT}
 # names of entries with no shape rule: shrink this when one gets its rule
-WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device"}
+WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device",
+                 "torch.arange", "torch.tensor", "torch.as_tensor"}
 RULE_MODULES = (tensor_methods, tensor_functions, pointwise_ops, selection_ops, functional_ops, complex_views,
                 linear_solves, window_pooling, einx_ops)
 
@@ -50,14 +51,15 @@ def test_every_kind_and_rule_is_one_the_memory_layer_reads():
 def test_every_entry_says_something():
     """A shape rule, or something the memory layer or the whole-model run reads."""
     for op in OPS:
-        assert op.shape is not None or op.view != op_table.FRESH or op.saved or op.cuts_gradient or op.metadata, op
+        assert op.shape is not None or op.view != op_table.FRESH or op.saved or op.cuts_gradient or op.metadata \
+            or op.constructor, op
 
 
-def test_an_entry_of_another_framework_is_its_shape_rule_alone():
-    """numpy, jax, einops and einx: the memory layer and the whole-model run read torch's ops only."""
+def test_an_entry_of_another_framework_has_no_view_kind_or_saved_rule():
+    """numpy, jax, einops and einx: the memory layer reads torch's ops only."""
     for op in OPS:
         if not op.name.startswith("torch.") and op.method is None:
-            assert op == Op(op.name, shape=op.shape), op
+            assert (op.view, op.saved, op.reads_as, op.metadata) == (op_table.FRESH, None, None, False), op
 
 
 def test_another_name_reads_as_an_entry_of_the_same_kind():
@@ -78,6 +80,8 @@ def test_every_entry_has_a_shape_rule_but_the_listed():
 
 def test_the_whole_model_run_reads_the_table():
     assert gradient_flow._FRESH_METHODS is op_table.GRADIENT_CUT_METHODS
+    assert gradient_flow._FRESH_FUNCTIONS is op_table.GRADIENT_CUT_FUNCTIONS
+    assert op_table.GRADIENT_CUT_FUNCTIONS <= op_table.CONSTRUCTORS, "a function cutting the gradient makes a tensor"
     assert python_values._METADATA_METHODS is op_table.METADATA_METHODS
     assert saved_table.METHODS is op_table.SAVED_METHODS and saved_table.FUNCTIONS is op_table.SAVED_FUNCTIONS
     assert saved_table.MODULES is op_table.MODULES_SAVED
