@@ -1,12 +1,12 @@
 """The op table's invariants (analysis/op_table.py): one entry per name, every kind and rule one the
 memory layer interprets, every entry a shape rule for each name it gives, except the few listed
-here (the memory layer reads them where another reading made the tensor), other names resolving
-to an entry, entries of other frameworks their shape rule alone, and every shape rule a reader
-looks up (op_table.METHODS / FUNCTIONS) an entry's, none kept in a table of a rule module. The
-rows that prove each entry against torch live with their consumer: tests/whole_model/test_saved_table.py (a
-row per saved rule, against autograd; its meta-test fails on an entry without one),
-tests/whole_model/test_storage_layouts.py (views against torch's strides) and
-tests/analysis/test_transfer_tables.py (a row per shape rule)."""
+here (the memory layer or the whole-model run reads them where another reading made the tensor),
+other names resolving to an entry, entries of other frameworks without a view kind or saved rule,
+and every shape rule a reader looks up (op_table.METHODS / FUNCTIONS) an entry's, none kept in a
+table of a rule module. The rows that prove each entry against torch live with their consumer:
+tests/whole_model/test_saved_table.py (a row per saved rule, against autograd; its meta-test fails
+on an entry without one), tests/whole_model/test_storage_layouts.py (views against torch's
+strides) and tests/analysis/test_transfer_tables.py (a row per shape rule)."""
 
 from __future__ import annotations
 
