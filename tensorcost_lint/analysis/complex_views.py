@@ -60,7 +60,3 @@ def _polar(interp, args):
         return None
     shape = shape_ops.broadcast(magnitude.shape, angle.shape, interp.ctx.settings.sizes)
     return TensorFact(shape, _COMPLEX_OF.get(dtype), framework=magnitude.framework or angle.framework)
-
-
-# (view_as_complex and view_as_real have entries in op_table.OPS, with their rules)
-FUNCTIONS = {"torch.polar": _polar}

@@ -98,13 +98,3 @@ def _elementwise(kind: str):
         return TensorFact(shape, dtype, framework=framework)
 
     return transfer
-
-
-_SAME = ("add", "subtract", "multiply", "floor_divide", "maximum", "minimum", "logaddexp")
-_BOOL = ("logical_and", "logical_or", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
-FUNCTIONS = {
-    **{f"einx.{name}": _elementwise("same") for name in _SAME},
-    **{f"einx.{name}": _elementwise("bool") for name in _BOOL},
-    "einx.true_divide": _elementwise("divide"), "einx.divide": _elementwise("divide"),
-    "einx.where": _elementwise("where"),
-}

@@ -1,7 +1,7 @@
 """Module-level torch functions with no Tensor method of the same meaning: `F.pad`, `F.glu`,
-`F.adaptive_avg_pool2d`, `torch.atleast_2d`, `torch.outer`, `torch.histc`, and the `*_copy` forms of views
-(`torch.permute_copy` is `permute` into new storage). Each takes (interp, CallArgs); checked
-against torch's OpInfo samples in tests/conformance."""
+`F.adaptive_avg_pool2d`, `torch.atleast_2d`, `torch.outer`, `torch.histc`. Each takes (interp,
+CallArgs); checked against torch's OpInfo samples in tests/conformance. (The `*_copy` forms of views,
+`torch.permute_copy` as `permute` into new storage, are entries of op_table_layout.py.)"""
 
 from __future__ import annotations
 
@@ -145,17 +145,3 @@ def _histc(interp, args):
     if type(fact) is not TensorFact:
         return None
     return TensorFact(None if bins is None else (bins,), fact.dtype, framework=fact.framework)
-
-
-# `torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the same shape
-# (tensor_functions.METHOD_FUNCTIONS reads them as their method)
-COPIES = {"expand_copy": "expand", "permute_copy": "permute", "view_copy": "view", "squeeze_copy": "squeeze",
-          "unsqueeze_copy": "unsqueeze", "transpose_copy": "transpose", "t_copy": "t", "unbind_copy": "unbind",
-          "alias_copy": "clone", "narrow_copy": "narrow", "split_with_sizes_copy": "split"}
-# (F.pad and F.glu have entries in op_table.OPS, with their rules)
-FUNCTIONS = {
-    **{f"torch.nn.functional.adaptive_{kind}_pool{rank}d": _adaptive_pool(rank, kind == "max")
-       for kind in ("avg", "max") for rank in (1, 2, 3)},
-    **{f"torch.atleast_{rank}d": _at_least(rank) for rank in (1, 2, 3)},
-    "torch.outer": _outer, "torch.ger": _outer, "torch.histc": _histc,
-}

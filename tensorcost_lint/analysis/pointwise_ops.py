@@ -1,8 +1,8 @@
-"""Elementwise, reduction and small shape ops of tensors, as tables of names sharing a rule:
-unary maths (a dtype rule each: float ops make integers float), binary ops that broadcast
-(comparisons give bool), reductions over `dim` with `keepdim`, flips and rotations. Each is a
-Tensor method `(interp, receiver, CallArgs)`; `TORCH_FUNCTIONS` names those that torch also has as
-`torch.NAME(input, ...)`. Checked against torch's OpInfo samples in tests/conformance.
+"""Elementwise, reduction and small shape ops of tensors, as rule factories that groups of ops
+share: unary maths (a dtype rule each: float ops make integers float), binary ops that broadcast
+(comparisons give bool), reductions over `dim` with `keepdim`, flips and rotations. Each rule is a
+Tensor method's `(interp, receiver, CallArgs)`; the op table (op_table_maths.py, op_table_layout.py)
+names the ops that read them. Checked against torch's OpInfo samples in tests/conformance.
 """
 
 from __future__ import annotations
@@ -272,41 +272,3 @@ def _tile(interp, receiver, args):
     reps = [1] * (width - len(reps)) + list(reps)
     shape = (Const(1),) * (width - len(shape)) + tuple(shape)
     return receiver.with_shape(tuple(d if r == 1 else shape_ops.product((Const(r), d)) for r, d in zip(reps, shape)))
-
-
-# (ops with an entry in op_table.OPS have their rule there: erf, exp2, frac, flip, max, gather, ...)
-UNARY_FLOAT = (
-    "acosh", "asinh", "atanh", "tan", "erfc", "erfinv", "log10", "log2", "digamma", "lgamma", "i0", "sinc",
-    "deg2rad", "rad2deg", "logit",
-)
-UNARY_SAME = ("ceil", "floor", "trunc", "positive", "sgn", "bitwise_not", "fliplr", "flipud")
-UNARY_BOOL = ("logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit")
-BINARY_SAME = (
-    "fmax", "fmin", "fmod", "remainder", "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "heaviside", "nextafter", "logaddexp", "logaddexp2",
-    "hypot", "igamma", "igammac",
-)
-BINARY_FLOAT = ("atan2", "copysign", "xlogy")
-BINARY_BOOL = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
-# in-place forms whose out-of-place op is in the tables: the result is the receiver itself
-INPLACE = tuple(f"{name}_" for name in (*UNARY_FLOAT, "acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1",
-                                        "log1p", *UNARY_SAME[:6], "frac", *BINARY_SAME, *BINARY_FLOAT, *BINARY_BOOL,
-                                        "logical_not", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-                                        "abs", "neg", "reciprocal", "square", "pow", "float_power", "round", "sign",
-                                        "tril", "triu", "relu", "true_divide"))
-
-METHODS = {
-    **{name: unary(dtype_rules.float_result) for name in UNARY_FLOAT},
-    **{name: same for name in (*UNARY_SAME, *INPLACE)},
-    **{name: unary(_to_bool) for name in UNARY_BOOL},
-    "angle": unary(_angle),
-    **{name: binary(dtype_rules.same) for name in BINARY_SAME},
-    **{name: binary(dtype_rules.float_result) for name in BINARY_FLOAT},
-    **{name: binary(_to_bool) for name in BINARY_BOOL},
-    "nansum": reduction(dtype_rules.accumulated, dtype_keyword=True),
-    "nanmean": reduction(dtype_rules.same, dtype_keyword=True),
-    **{name: reduction(_to_int64) for name in ("argmax", "argmin", "count_nonzero")},
-    "rot90": _rot90, "select": _select, "moveaxis": _movedim, "ravel": _ravel, "tile": _tile,
-}
-# torch.NAME(input, ...) is input.NAME(...) for these (the in-place forms are methods only)
-TORCH_FUNCTIONS = tuple(name for name in METHODS if not name.endswith("_"))

@@ -12,7 +12,7 @@ from . import dtype_rules, shape_ops
 from .arguments import CallArgs
 from .literals import int_value
 from .facts import VALUES_AND_INDICES, SequenceFact, TensorFact, elementwise
-from .pointwise_ops import binary, reduction, same, unary
+from .pointwise_ops import reduction, same
 
 
 def _with_indices(values):
@@ -88,21 +88,3 @@ def _ternary(first: str, second: str):
         return result if type(result) is TensorFact else receiver.with_shape(None).with_dtype(None)
 
     return transfer
-
-
-# (scatter, clamp_min, clamp_max, sort and topk have entries in op_table.OPS, with their rules)
-_WRITES = ("index_fill", "index_copy", "index_add", "scatter_add", "scatter_reduce", "index_put", "put",
-           "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "bernoulli")
-METHODS = {
-    **{name: same for name in (*_WRITES, *(f"{n}_" for n in _WRITES[:7]), "renorm_", "conj_physical_",
-                               "clamp_min_", "clamp_max_", "lerp_", "addcmul_", "addcdiv_")},
-    "logcumsumexp": unary(dtype_rules.float_result),
-    "isclose": binary(lambda dtype, framework: "bool"),
-    "cummax": _sorted_pair, "cummin": _sorted_pair, "argsort": _argsort, "trace": _trace,
-    "median": _picked(0, None), "nanmedian": _picked(0, None), "mode": _picked(0, -1), "kthvalue": _picked(1, -1),
-    "lerp": _ternary("end", "weight"), "addcmul": _ternary("tensor1", "tensor2"),
-    "addcdiv": _ternary("tensor1", "tensor2"),
-}
-# torch.NAME(input, ...) is input.NAME(...) for these
-TORCH_FUNCTIONS = tuple(name for name in METHODS if not name.endswith("_"))

@@ -1,7 +1,6 @@
 """Shape transfer of module-level functions (`torch.transpose`, `F.softmax`, `np.zeros`,
 `einops.rearrange`...), keyed by canonical name. Each takes (interp, CallArgs). The table that
-names them is op_table.OPS (an entry's `shape`); `REMAINING_FUNCTIONS` and `METHOD_FUNCTIONS` hold
-the functions with no entry yet. op_table.FUNCTIONS joins them."""
+names them is op_table.OPS (an entry's `shape`); op_table.FUNCTIONS is read from it."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, ShapeError, rearrange_shape, reduce_shape, repeat_shape, simplify_dim
 
-from . import complex_views, dtype_rules, einx_ops, functional_ops, pointwise_ops, selection_ops, shape_ops, \
-    tensor_methods, window_pooling
+from . import dtype_rules, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
@@ -269,73 +267,3 @@ def _embedding(interp, args):
 def _size_of(interp, args):
     fact = interp.eval(args.get(0, "a"))
     return tensor_methods.size(interp, fact, CallArgs(args.positional[1:], {}, False)) if type(fact) is TensorFact else None
-
-
-# Functions whose shape rule is not yet on an entry of op_table.OPS (op_table.FUNCTIONS joins them
-# with the table's); an op with a view kind or a saved rule has its rule on its entry instead.
-_PRESERVING = [
-    "torch.nn.functional.dropout", "torch.nn.functional.layer_norm", "torch.nn.functional.rms_norm",
-    "torch.nn.functional.normalize", "torch.dropout", "torch.nan_to_num",
-    "numpy.abs", "numpy.tril", "numpy.triu", "numpy.square",
-    "jax.nn.relu", "jax.numpy.tril", "jax.numpy.triu", "jax.numpy.abs", "jax.numpy.square",
-]
-# Float maths outside torch: an integer input's result dtype is left to the framework (unknown).
-_PRESERVING_FLOAT = [
-    "numpy.exp", "numpy.tanh", "numpy.sqrt", "numpy.log",
-    "jax.nn.softmax", "jax.nn.log_softmax", "jax.nn.gelu", "jax.nn.silu", "jax.nn.sigmoid",
-    "jax.nn.swish", "jax.numpy.exp", "jax.numpy.tanh", "jax.numpy.sqrt", "jax.numpy.log", "jax.lax.rsqrt",
-    "torch.nn.functional.softsign", "torch.nn.functional.tanhshrink",  # integers give torch's default float
-]
-# torch functions that are their Tensor method with the input first (dtype rules included):
-# op_table.FUNCTIONS reads each as the method's rule (as_method)
-METHOD_FUNCTIONS = {
-    "torch.cumprod": "cumprod", "torch.nn.functional.softmin": "softmax",
-    **{f"torch.{name}": name for name in (
-        "prod", "any", "all", "negative", "round", "mul", "div", "true_divide", "maximum", "minimum", "float_power",
-        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS)},
-    **{f"torch.{name}": method for name, method in functional_ops.COPIES.items()},
-}
-# nn.functional activations and dropouts: elementwise, the input's shape and dtype
-_FUNCTIONAL_PRESERVING = tuple(f"torch.nn.functional.{name}" for name in (
-    "celu", "hardshrink", "hardsigmoid", "hardswish", "rrelu", "selu", "softshrink", "threshold", "prelu",
-    "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"))
-
-REMAINING_FUNCTIONS = {
-    **{name: preserve for name in (*_PRESERVING, *_FUNCTIONAL_PRESERVING)},
-    **{name: preserve_float for name in _PRESERVING_FLOAT},
-    "torch.nn.functional.embedding": _embedding,
-    "numpy.where": _where, "jax.numpy.where": _where,
-    "torch.diff": _diff, "numpy.diff": _diff, "jax.numpy.diff": _diff,
-    "numpy.concatenate": _join("cat"), "jax.numpy.concatenate": _join("cat"),
-    "numpy.stack": _join("stack"), "jax.numpy.stack": _join("stack"),
-    "numpy.swapaxes": _swapaxes, "jax.numpy.swapaxes": _swapaxes,
-    "numpy.transpose": _numpy_transpose, "jax.numpy.transpose": _numpy_transpose,
-    "numpy.reshape": _reshape, "jax.numpy.reshape": _reshape,
-    "numpy.expand_dims": _expand_dims, "jax.numpy.expand_dims": _expand_dims,
-    "numpy.shape": _size_of, "jax.numpy.shape": _size_of,
-    "einops.rearrange": _einops("rearrange"), "einops.repeat": _einops("repeat"), "einops.reduce": _einops("reduce"),
-    "jax.random.normal": _jax_random, "jax.random.uniform": _jax_random,
-    "torch.normal": _normal,
-}
-
-# Functions that make a new tensor from sizes or values: they run no model code and record no
-# site, so a comprehension of them only builds data (whole_model.known_iteration).
-CONSTRUCTORS = {"torch.normal", "torch.arange", "torch.tensor", "torch.as_tensor"}
-for _framework, _module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy")):
-    # random constructors live in torch itself, in numpy.random and jax.random (below)
-    _random = ("randn", "rand") if _framework == "torch" else ()
-    for _name in ("empty", "zeros", "ones", *_random):
-        REMAINING_FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework)
-    for _name in ("empty_like", "zeros_like", "ones_like", "full_like", *(f"{r}_like" for r in _random)):
-        REMAINING_FUNCTIONS[f"{_module}.{_name}"] = _constructor(_framework, like=True)
-    REMAINING_FUNCTIONS[f"{_module}.full"] = _constructor(_framework, fill=True)
-    CONSTRUCTORS.update(f"{_module}.{_name}" for _name in (
-        "empty", "zeros", "ones", "full", *_random, "empty_like", "zeros_like", "ones_like", "full_like",
-        *(f"{r}_like" for r in _random)))
-REMAINING_FUNCTIONS.update(functional_ops.FUNCTIONS)
-REMAINING_FUNCTIONS.update(complex_views.FUNCTIONS)
-REMAINING_FUNCTIONS.update(window_pooling.FUNCTIONS)
-REMAINING_FUNCTIONS.update(einx_ops.FUNCTIONS)
-REMAINING_FUNCTIONS["numpy.random.randn"] = _constructor("numpy", varargs=True)
-REMAINING_FUNCTIONS["numpy.random.rand"] = _constructor("numpy", varargs=True)
-CONSTRUCTORS = frozenset(CONSTRUCTORS | {"numpy.random.randn", "numpy.random.rand"})

@@ -2,17 +2,14 @@
 
 Each function takes (interp, receiver fact, CallArgs) and returns the result fact; arguments
 are always evaluated so nested call sites are recorded.
-The table that names them is op_table.OPS (an entry's `shape`); `REMAINING_METHODS` holds the
-rules of methods with no entry yet. op_table.METHODS joins both.
+The table that names them is op_table.OPS (an entry's `shape`); op_table.METHODS is read from it.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-
-from . import dtype_rules, pointwise_ops, selection_ops, shape_ops
-from .pointwise_ops import reduction, unary
+from . import shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
 from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
@@ -268,26 +265,3 @@ def _numel(interp, receiver, args):
     if receiver.shape is None or args.positional or args.keywords or None in receiver.shape:
         return ScalarFact()
     return DimFact(shape_ops.product(receiver.shape))
-
-
-# Methods whose shape rule is not yet on an entry of op_table.OPS (op_table.METHODS joins them
-# with the table's); an op with a view kind or a saved rule has its rule on its entry instead.
-_SAME = (
-    "clamp_", "mul_", "div_", "scale", "zero_", "fill_", "normal_", "uniform_", "copy_", "pin_memory",
-    "block_until_ready", "round", "nan_to_num", "silu", "gelu",
-)
-
-REMAINING_METHODS = {
-    **{name: _same for name in _SAME},
-    "cumprod": unary(dtype_rules.accumulated, 1),
-    **{name: _dtype_method(name) for name in ("int", "long", "short", "bool", "char", "byte")},
-    **{name: pointwise_ops.binary(dtype_rules.same) for name in ("mul", "maximum", "minimum")},
-    "div": pointwise_ops.division, "true_divide": pointwise_ops.division, "float_power": pointwise_ops.float_power,
-    "where": pointwise_ops.where_method, "masked_scatter": pointwise_ops.masked_scatter,
-    "prod": reduction(dtype_rules.accumulated, dtype_keyword=True),
-    **{name: reduction(dtype_rules.truth) for name in ("any", "all")},
-    "astype": _to, "item": _dim_count,
-    "negative": _same, "cfloat": _dtype_method("cfloat"), "cdouble": _dtype_method("cdouble"),
-    **pointwise_ops.METHODS,
-    **selection_ops.METHODS,
-}

@@ -121,7 +121,3 @@ def _functional(kind: str, rank: int):
         return pooled(ModuleFact(KIND, options=(rank, *options)), x, interp.ctx.settings.sizes)
 
     return transfer
-
-
-FUNCTIONS = {f"torch.nn.functional.{kind}_pool{rank}d": _functional(kind, rank)
-             for kind in ("max", "avg") for rank in (1, 2, 3)}

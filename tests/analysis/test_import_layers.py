@@ -19,6 +19,7 @@ FLOORS = {
                "ast_expressions", "source_parse",
                "ast_front", "given_values"),
     "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "einx_ops",
+                        "op_entry", "op_table_layout", "op_table_maths", "op_table_selection", "op_table_layers",
                         "op_table"),
     "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),
     "flow": ("evaluator", "function_flow", "file_analysis"),

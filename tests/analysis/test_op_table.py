@@ -1,18 +1,19 @@
 """The op table's invariants (analysis/op_table.py): one entry per name, every kind and rule one the
-memory layer interprets, every entry an op whose result the shape rules know, except the few
-listed here (the memory layer reads them where another reading made the tensor), and the shape
-rules (op_table.METHODS / FUNCTIONS) the table's entries joined with the rows not moved onto an
-entry yet, which may only shrink. The rows that
-prove each entry against torch live with their consumer: tests/whole_model/test_saved_table.py (a
-row per saved rule, against autograd; its meta-test fails on an entry without one),
-tests/whole_model/test_storage_layouts.py (views against torch's strides) and
-tests/analysis/test_transfer_tables.py (a row per shape rule)."""
+memory layer interprets, every entry a shape rule for each name it gives, except the few listed
+here (the memory layer or the whole-model run reads them where another reading made the tensor),
+other names resolving to an entry, entries of other frameworks without a view kind or saved rule,
+and every shape rule a reader looks up (op_table.METHODS / FUNCTIONS) an entry's, none kept in a
+table of a rule module. The rows that prove each entry against torch live with their consumer:
+tests/whole_model/test_saved_table.py (a row per saved rule, against autograd; its meta-test fails
+on an entry without one), tests/whole_model/test_storage_layouts.py (views against torch's
+strides) and tests/analysis/test_transfer_tables.py (a row per shape rule)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from tensorcost_lint.analysis import op_table, tensor_functions, tensor_methods
+from tensorcost_lint.analysis import complex_views, einx_ops, functional_ops, linear_solves, op_table, \
+    pointwise_ops, selection_ops, tensor_functions, tensor_methods, window_pooling
 from tensorcost_lint.analysis.arguments import CallArgs
 from tensorcost_lint.analysis.facts import TensorFact
 from tensorcost_lint.analysis.op_table import OPS, Op
@@ -25,11 +26,10 @@ SAVED_RULES = {op_table.INPUT, op_table.RESULT, op_table.INPUT_RESULT, op_table.
                op_table.INPUT_INDEX, op_table.INDEX, op_table.NOTHING, op_table.INDICES, op_table.EXTREMUM,
                op_table.INPUT_BUFFER, op_table.BY_COUNT}
 # names of entries with no shape rule: shrink this when one gets its rule
-WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device"}
-# shape rules of ops with no entry yet (tensor_methods.REMAINING_METHODS, tensor_functions.REMAINING_FUNCTIONS
-# and the functions read as a method, tensor_functions.METHOD_FUNCTIONS): lower these as ops move onto entries
-REMAINING_METHODS_AT_MOST = 238
-REMAINING_FUNCTIONS_AT_MOST = 138 + 128
+WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device",
+                 "torch.arange", "torch.tensor", "torch.as_tensor"}
+RULE_MODULES = (tensor_methods, tensor_functions, pointwise_ops, selection_ops, functional_ops, complex_views,
+                linear_solves, window_pooling, einx_ops)
 
 
 def _names(op: Op) -> list[str]:
@@ -48,9 +48,18 @@ def test_every_kind_and_rule_is_one_the_memory_layer_reads():
         assert op.method is not None or not op.torch, f"{op.name}: a function entry names itself"
 
 
-def test_an_entry_says_something_beyond_its_shape():
+def test_every_entry_says_something():
+    """A shape rule, or something the memory layer or the whole-model run reads."""
     for op in OPS:
-        assert op.view != op_table.FRESH or op.saved or op.cuts_gradient or op.metadata, op
+        assert op.shape is not None or op.view != op_table.FRESH or op.saved or op.cuts_gradient or op.metadata \
+            or op.constructor, op
+
+
+def test_an_entry_of_another_framework_has_no_view_kind_or_saved_rule():
+    """numpy, jax, einops and einx: the memory layer reads torch's ops only."""
+    for op in OPS:
+        if not op.name.startswith("torch.") and op.method is None:
+            assert (op.view, op.saved, op.reads_as, op.metadata) == (op_table.FRESH, None, None, False), op
 
 
 def test_another_name_reads_as_an_entry_of_the_same_kind():
@@ -71,6 +80,8 @@ def test_every_entry_has_a_shape_rule_but_the_listed():
 
 def test_the_whole_model_run_reads_the_table():
     assert gradient_flow._FRESH_METHODS is op_table.GRADIENT_CUT_METHODS
+    assert gradient_flow._FRESH_FUNCTIONS is op_table.GRADIENT_CUT_FUNCTIONS
+    assert op_table.GRADIENT_CUT_FUNCTIONS <= op_table.CONSTRUCTORS, "a function cutting the gradient makes a tensor"
     assert python_values._METADATA_METHODS is op_table.METADATA_METHODS
     assert saved_table.METHODS is op_table.SAVED_METHODS and saved_table.FUNCTIONS is op_table.SAVED_FUNCTIONS
     assert saved_table.MODULES is op_table.MODULES_SAVED
@@ -92,23 +103,19 @@ def test_every_rule_is_one_the_rules_read():
             assert op.torch_shape is None or callable(op.torch_shape), op
 
 
-def test_the_shape_rules_are_the_tables_and_the_remaining_rows():
-    """Every rule comes from one place: an entry, or a row of an op with no entry yet."""
-    table_methods = {op.method: op.shape for op in OPS if op.method is not None and op.shape is not None}
-    assert not set(table_methods) & set(tensor_methods.REMAINING_METHODS)
-    assert op_table.METHODS == {**tensor_methods.REMAINING_METHODS, **table_methods}
-    table_functions = {name for op in OPS for name in op_table.shape_rules(op)[1]}
-    remaining = {*tensor_functions.REMAINING_FUNCTIONS, *tensor_functions.METHOD_FUNCTIONS}
-    assert not table_functions & remaining
-    assert set(op_table.FUNCTIONS) == table_functions | remaining
-    names = {name for op in OPS for name in _names(op)}
-    assert not names & {*tensor_methods.REMAINING_METHODS, *remaining}, "an entry's op has its rule on the entry"
+def test_every_shape_rule_is_an_entrys():
+    """Every rule a reader looks up comes from one place, an entry (its name, or `torch.NAME`)."""
+    assert op_table.METHODS == {op.method: op.shape for op in OPS if op.method is not None and op.shape is not None}
+    functions = [name for op in OPS for name in op_table.shape_rules(op)[1]]
+    assert sorted(op_table.FUNCTIONS) == sorted(functions)
 
 
-def test_the_remaining_rows_only_shrink():
-    assert len(tensor_methods.REMAINING_METHODS) <= REMAINING_METHODS_AT_MOST
-    assert len(tensor_functions.REMAINING_FUNCTIONS) + len(tensor_functions.METHOD_FUNCTIONS) \
-        <= REMAINING_FUNCTIONS_AT_MOST
+def test_the_rule_modules_hold_rules_not_tables_of_names():
+    """A table of rules by name beside the op table would be a second place to look an op up."""
+    for module in RULE_MODULES:
+        tables = [name for name, value in vars(module).items() if isinstance(value, dict) and value
+                  and all(isinstance(key, str) for key in value) and all(callable(rule) for rule in value.values())]
+        assert tables == [], f"{module.__name__}: {tables}"
 
 
 def test_a_function_read_as_its_method_reads_the_rule_when_called(monkeypatch):

@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from shape_annotations import Sym, render_dim
-from tensorcost_lint.analysis import op_table, pointwise_ops, selection_ops
+from tensorcost_lint.analysis import op_table, op_table_maths
 from tensorcost_lint.analysis.context import FileSettings, Recorder, UnitContext
 from tensorcost_lint.analysis.evaluator import Evaluator
 from tensorcost_lint.analysis.facts import DimFact, ScalarFact, SequenceFact, TensorFact
@@ -90,12 +90,12 @@ METHOD_ROWS = {
     "new_empty": ("x.new_empty((s, d))", "s d", "float32"), "new_full": ("m.new_full((b, s), True)", "b s", "bool"),
 }
 
-# pointwise_ops, one row per op by the rule its table shares (tests/conformance runs each on torch's
-# own samples): float maths make ints float32, comparisons give bool, in-place ops keep the receiver.
-_P = pointwise_ops
+# op_table_maths' groups, one row per op by the rule its group shares (tests/conformance runs each on
+# torch's own samples): float maths make ints float32, comparisons give bool, in-place ops keep the receiver.
+_P = op_table_maths
 METHOD_ROWS.update({
     **{name: (f"x.int().{name}()", "b s d", "float32") for name in _P.UNARY_FLOAT},
-    **{name: (f"x.{name}()", "b s d", "float32") for name in _P.UNARY_SAME},
+    **{name: (f"x.{name}()", "b s d", "float32") for name in (*_P.UNARY_SAME, "fliplr", "flipud")},
     **{name: (f"x.{name}()", "b s d", "bool") for name in _P.UNARY_BOOL},
     **{name: (f"x[0].{name}(x)", "b s d", "float32") for name in _P.BINARY_SAME},
     **{name: (f"x.int().{name}(x[0].int())", "b s d", "float32") for name in _P.BINARY_FLOAT},
@@ -114,14 +114,14 @@ METHOD_ROWS.update({
     "negative": ("x.negative()", "b s d", "float32"), "cfloat": ("x.cfloat()", "b s d", "complex64"),
     "cdouble": ("x.cdouble()", "b s d", "complex128"),
 })
-# ops of op_table.OPS whose rule pointwise_ops' tables shared before it moved onto their entries
+# ops of op_table.OPS whose rule the groups share, on entries of their own (with a saved rule)
 METHOD_ROWS.update({
     **{name: (f"x.int().{name}()", "b s d", "float32")
        for name in ("acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1", "log1p")},
     **{name: (f"x.{name}()", "b s d", "float32") for name in ("frac", "flip", "roll")},
 })
 
-# selection_ops: writes into the receiver, sorts, picks along a dim, ternary elementwise ops
+# selection_ops' rules: writes into the receiver, sorts, picks along a dim, ternary elementwise ops
 _WRITES = ("index_fill", "index_copy", "index_add", "scatter", "scatter_add", "scatter_reduce", "index_put", "put",
            "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
            "resolve_conj", "resolve_neg", "bernoulli")
@@ -228,8 +228,10 @@ FUNCTION_ROWS.update({
     **{f"torch.{name}": _as_function(name, METHOD_ROWS[name]) for name in (
         "prod", "amin", "any", "all", "std", "var", "norm", "clone", "neg", "negative", "sin", "cos", "reciprocal",
         "round", "add", "mul", "sub", "div", "true_divide", "maximum", "minimum", "pow", "float_power",
-        "masked_scatter", *pointwise_ops.TORCH_FUNCTIONS, *selection_ops.TORCH_FUNCTIONS,
-        # their rules moved onto op_table entries (torch=True): the method's, input first
+        "masked_scatter", *_P.UNARY_FLOAT, *_P.UNARY_SAME, *_P.UNARY_BOOL, *_P.BINARY_SAME, *_P.BINARY_FLOAT,
+        *_P.BINARY_BOOL, "fliplr", "flipud", "angle", "nansum", "nanmean", "argmax", "argmin", "count_nonzero",
+        "rot90", "select", "moveaxis", "ravel", "tile", *_WRITES, "logcumsumexp", "isclose", "cummax", "cummin",
+        "argsort", "trace", "median", "nanmedian", "mode", "kthvalue", "lerp", "addcmul", "addcdiv",
         "acos", "asin", "atan", "cosh", "sinh", "erf", "exp2", "expm1", "log1p", "frac", "flip", "roll", "clamp_max",
         "clamp_min", "index_select", "max", "min", "movedim", "narrow", "scatter", "sort", "topk")},
     **{f"torch.nn.functional.{name}": (f"F.{name}(x)", "b s d", "float32") for name in (

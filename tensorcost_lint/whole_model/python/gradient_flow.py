@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis import op_table, tensor_functions
+from ...analysis import op_table
 from ...analysis.facts import (
     DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 )
@@ -146,12 +146,11 @@ def updated_in_place(run, interp, node, flowed) -> None:
         run.mark(receiver, [f for f in flowed if f is not receiver], merge=True)
 
 
-# torch functions making a new tensor from sizes, values or another tensor's metadata
-# (`torch.zeros_like(h)`): autograd records nothing, so the result needs no gradient whatever it read
-# (`torch.normal` of a tensor mean is differentiable: not here)
-_FRESH_FUNCTIONS = tensor_functions.CONSTRUCTORS - {"torch.normal"}
+# functions making a new tensor from sizes, values or another tensor's metadata
+# (`torch.zeros_like(h)`): autograd records nothing, so the result needs no gradient whatever it read;
 # methods doing the same from the receiver (`h.new_zeros(...)`), or cutting it from the graph
 # (`h.detach()`): the entries of analysis/op_table.py that cut the gradient
+_FRESH_FUNCTIONS = op_table.GRADIENT_CUT_FUNCTIONS
 _FRESH_METHODS = op_table.GRADIENT_CUT_METHODS
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis import tensor_functions
+from ...analysis import op_table
 from ...analysis.facts import SequenceFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from . import class_members, known_values, python_values
@@ -212,7 +212,7 @@ def _builds_data(interp, node, loops) -> bool:
         if isinstance(current, cst.Call) and not (
                 isinstance(current.func, cst.Name) and current.func.value in _DATA_BUILTINS
                 or isinstance(current.func, cst.Attribute) and current.func.attr.value in _DATA_METHODS
-                or imports.resolve(current.func) in tensor_functions.CONSTRUCTORS):
+                or imports.resolve(current.func) in op_table.CONSTRUCTORS):
             return False
         if isinstance(current, (cst.MatrixMultiply, cst.Lambda, cst.Await, cst.Yield)):
             return False
