@@ -295,11 +295,15 @@ class AstUnitContext(UnitContext):
         return ""
 
     def _text(self, start: int, end: int) -> str:
+        text = self.source.text
+        if text.find("\n", start, end) < 0:  # one line (nearly every site): nothing to dedent
+            return text[start:end]
         return self.source.dedented(start, end, self._indent(start, end))
 
     def span(self, node) -> tuple[int, int]:
         """[start, end) character offsets of what LibCST's position of `node` covers."""
-        node = self.stand_ins.get(node, node)
+        if self.stand_ins:  # (a node's hash is LibCST's, in Python: asked only where there are any)
+            node = self.stand_ins.get(node, node)
         key = id(node)
         fixed = self.fixed.get(key)
         if fixed is not None:

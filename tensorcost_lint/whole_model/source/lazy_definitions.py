@@ -62,7 +62,7 @@ class TreeFileContext(UnitContext):
         built = self.built
         if built is None:
             return None
-        key = id(self.stand_ins.get(node, node))
+        key = id(self.stand_ins.get(node, node) if self.stand_ins else node)
         return built if key in built.origins or key in built.fixed else None
 
     def node_code(self, node) -> str:
