@@ -276,7 +276,10 @@ class Evaluator:
         value = int_value(node)
         if value is not None:
             return Const(value) if value >= 1 else None
-        fact = self.eval(node)
+        return self.dim_from(node, self.eval(node))
+
+    def dim_from(self, node, fact) -> object | None:
+        """dim_of of `node`, its value `fact` already evaluated."""
         if type(fact) is DimFact:
             return fact.dim
         if fact is None and isinstance(node, cst.Name):

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from tests.whole_model.fixtures.styles import list_building  # noqa: E402
-from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+from tests.whole_model.model_runs import built_record, counted_flops, model_record  # noqa: E402
 
 FIXTURE = list_building.__file__
 BATCH, SIDE = 2, 16
@@ -55,3 +55,34 @@ def test_a_list_appended_to_is_true(tmp_path, capsys, mode):
     expected = counted_flops(list_building.PrefixTokens(), torch.randn(BATCH, 4, 8), training=mode == "training")
     assert record["complete"] is True, record.get("unresolved_sites")
     assert record["totals"]["flops"] == expected
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+@pytest.mark.parametrize("build, expected_build", [
+    ("StemAndStages()", lambda: list_building.StemAndStages()),
+    ("Stage(3, 16, 1)", lambda: list_building.Stage(3, 16, 1)),
+    ("Stage(3, 16, 1, kind='plain')", lambda: list_building.Stage(3, 16, 1, kind="plain")),
+])
+def test_a_sequential_of_spliced_modules_iterates_them_in_order(tmp_path, capsys, mode, build, expected_build):
+    """`nn.Sequential(first, *rest)` holds first then rest's modules, and iterating it (`for block in
+    self.blocks`, `len`) yields them as a ModuleList does; a comprehension over `range(0)` builds
+    nothing. Before, the Sequential was unknown whenever a `*` stood beside another argument, and
+    iterating any nn.Sequential lost its callee."""
+    from pathlib import Path
+
+    record = built_record(tmp_path, capsys, Path(FIXTURE), build, {"B": BATCH},
+                          {"x": f"float32 B 3 {SIDE} {SIDE}"}, mode)
+    torch.manual_seed(0)
+    expected = counted_flops(expected_build(), torch.randn(BATCH, 3, SIDE, SIDE), training=mode == "training")
+    assert record["complete"] is True, record.get("not_followed")
+    assert record["totals"]["flops"] == expected
+
+
+def test_a_repeated_block_spliced_beside_another_is_unknown_not_one_block(tmp_path, capsys):
+    """`*[block(c, c) for _ in range(2)]` after `first`: the run builds one block standing for the
+    two, so which module runs where in the Sequential is not known: partial, never one block's cost."""
+    from pathlib import Path
+
+    record = built_record(tmp_path, capsys, Path(FIXTURE), "Stage(3, 16, 3)", {"B": BATCH},
+                          {"x": f"float32 B 3 {SIDE} {SIDE}"}, "inference")
+    assert record["complete"] is False and record["not_followed"]

@@ -75,10 +75,8 @@ class ModuleCalls:
             if args.starred and len(args.positional) == 1:  # nn.Sequential(*blocks)
                 listed = python_values.list_value(interp.eval(args.positional[0]))
                 return None if listed is None else Sequential(listed.items, listed.count)
-            if args.starred:
-                for value in args.positional:
-                    interp.eval(value)
-                return None
+            if args.starred:  # `nn.Sequential(stem, *blocks)`: each `*list` spliced where it stands
+                return _spliced_sequential(interp, args)
             items = tuple(interp.eval(value) for value in args.positional)
             if len(items) == 1 and type(items[0]) is MappingFact:  # nn.Sequential(OrderedDict([...]))
                 return Sequential(tuple(v for _, v in items[0].items), None, tuple(k for k, _ in items[0].items))
@@ -202,3 +200,23 @@ def _comprehensions(node):
         found.append(loop)
         loop = loop.inner_for_in
     return found
+
+
+def _spliced_sequential(interp, args: CallArgs):
+    """`nn.Sequential(first, *rest)`: the modules in order, each argument evaluated once, a starred
+    one spliced when its modules are listed (a list built by `append`, a display) or none (a
+    comprehension over `range(0)`). A repeated module among others (`*[Block() for _ in range(n)]`
+    with n > 0 after `first`) is one module standing for n built ones: which runs where is then not
+    known, and the Sequential is unknown, never the repeated module taken for distinct ones."""
+    items, known = [], True
+    for value in args.positional:
+        fact = interp.eval(value)
+        if args.stars.get(id(value)) != "*":
+            items.append(fact)
+            continue
+        listed = python_values.list_value(fact)
+        if listed is None or listed.count is not None and known_count(listed.count, interp.ctx.settings.sizes) != 0:
+            known = False
+        elif listed.count is None:
+            items.extend(listed.items)
+    return Sequential(tuple(items)) if known else None

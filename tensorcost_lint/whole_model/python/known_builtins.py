@@ -25,7 +25,7 @@ from .known_values import (
     MAX_ITEMS, IteratorFact, index_pairs, int_fact, int_of, is_plain, items_of, partly_unknown, side_effect_free
 )
 from ..values.library_objects import IntFact, MappingFact
-from ..values.objects import NONE, BoolFact, ClassRef, ModuleList
+from ..values.objects import NONE, BoolFact, ClassRef, ModuleList, modules_iterated
 
 
 def shadowed(interp, name: str) -> bool:
@@ -207,7 +207,7 @@ def len_call(interp, args):
     dims. Unknown for anything else."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
-    value = interp.eval(args.positional[0])
+    value = modules_iterated(interp.eval(args.positional[0]))
     if type(value) is StringFact:
         return int_fact(len(value.value))
     if type(value) is python_values.GrowingList and not value.unknown:

@@ -17,7 +17,7 @@ from . import call_binding, callable_values, known_floats, output_records, pytho
 from ..values import mapping_keys
 from .known_values import MAX_ITEMS, IteratorFact, int_of, items_of
 from ..values.library_objects import IntFact, MappingFact, RecordFact
-from ..values.objects import NONE, BoolFact, ModuleList
+from ..values.objects import NONE, BoolFact, ModuleList, modules_iterated
 
 
 NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
@@ -29,7 +29,7 @@ def sequence_call(interp, args):
         return UNHANDLED
     if not args.positional:
         return SequenceFact(())
-    value = interp.eval(args.positional[0])
+    value = modules_iterated(interp.eval(args.positional[0]))
     if type(value) is ModuleList:
         return value
     if type(value) is python_values.GrowingList:
@@ -118,7 +118,7 @@ def reversed_call(interp, args):
     """`reversed(x)` of a known sequence or of a module list's listed items."""
     if args.keywords or args.starred or len(args.positional) != 1:
         return UNHANDLED
-    value = interp.eval(args.positional[0])
+    value = modules_iterated(interp.eval(args.positional[0]))
     if type(value) is ModuleList and value.count is None:
         return ModuleList(tuple(reversed(value.items)))
     if type(value) is ModuleList:

@@ -18,8 +18,9 @@ from ...analysis import call_sites, op_table
 from ...analysis.arguments import CallArgs
 from ...analysis.calls import module_constructor
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
-from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, merge_facts
+from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, known_int, merge_facts
 from ...analysis.interpreter import UNHANDLED
+from ...analysis.literals import int_value
 from ..values import autograd_functions
 from ..values.value_arguments import value_arguments
 from ..values.library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
@@ -195,7 +196,12 @@ def comprehension(interp, node):
     if loop.inner_for_in is None and not loop.ifs and isinstance(loop.iter, cst.Call) \
             and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range" \
             and len(loop.iter.args) == 1 and "range" not in interp.env:
-        count = interp.dim_of(loop.iter.args[0].value)
+        argument = loop.iter.args[0].value
+        literal = int_value(argument)
+        fact = interp.eval(argument) if literal is None else None
+        if literal == 0 or literal is None and known_int(fact, interp.run.sizes) == 0:
+            return SequenceFact(())  # `range(0)`: no element is built (`*[Block() for _ in range(depth - 1)]`)
+        count = interp.dim_of(argument) if literal is not None else interp.dim_from(argument, fact)
     if count is None:
         interp.walk(node)
         return None

@@ -13,7 +13,7 @@ from ..python import class_members, known_iteration, known_values, python_values
 from . import expressions
 from ..values import unrolled_loops
 from .flow_merges import merge_sides
-from ..values.objects import ModuleList, Repeat, known_count
+from ..values.objects import ModuleList, Repeat, known_count, modules_iterated
 
 
 class FlowLoops:
@@ -24,6 +24,7 @@ class FlowLoops:
             enumerated = expressions.enumerated(node.iter, self.env)  # `for i, layer in enumerate(self.h)`
             iterated = self.evaluator.eval(enumerated if enumerated is not None else node.iter)
             iterated = class_members.protocol_items(self.evaluator, iterated)  # a Sequence class of the tree
+            iterated = modules_iterated(iterated)  # `for layer in self.layers` of an nn.Sequential
             if type(iterated) is python_values.GrowingList:
                 iterated = iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
@@ -72,7 +73,8 @@ class FlowLoops:
         offset = 0
         with indices.covering(index, 0, trips or 0, len(self.run_.loop_counts)) as covered:
             entry_env, body_env = self._pass(node, repeat, body_env, count)
-        if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training":
+        if count is not None and self._grad_signature(body_env) != before and self.run_.mode == "training" \
+                and known_count(count, self.ctx.settings.sizes) != 1:  # one pass: there is no rest to run
             # the first pass made a loop-carried tensor need a gradient (`x` from an entry input
             # through a parameter): the first iteration costs what it did, the rest cost more
             rest = Repeat(simplify_dim(BinOp("-", count, Const(1))), [])

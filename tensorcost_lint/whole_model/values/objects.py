@@ -182,6 +182,14 @@ class Checkpointed:
     entries: list = field(default_factory=list)
 
 
+def modules_iterated(value):
+    """What iterating `value` yields, for a module container: an nn.Sequential iterates (and has a
+    length, reverses, lists) as a ModuleList of its modules does, in order; anything else as it is."""
+    if type(value) is Sequential:
+        return ModuleList(value.items, value.count)
+    return value
+
+
 def known_count(dim, sizes: dict):
     """A `Repeat`'s trip count under `sizes`, or None when it is unbound or negative (unknown)."""
     if dim is None:
