@@ -46,9 +46,19 @@ _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide
                 cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
+_SYMBOLIC_POWER = 8  # `d ** k` of a symbolic d is written out as k factors up to this k
+
+
 def _power(base, exponent):
     """`a ** b` of two known sizes, exact, when it stays within 2**63-1; None otherwise (checked by
     bit length first: `10 ** 10 ** 10` must not be computed)."""
+    if type(exponent) is Const and type(base) is not Const and 0 <= exponent.value <= _SYMBOLIC_POWER:
+        # a size not known here raised to a small power (`(image_size // patch_size) ** 2`): the
+        # product Python computes, kept symbolic as `d * d`
+        product = Const(1)
+        for _ in range(exponent.value):
+            product = BinOp("*", product, base)
+        return DimFact(simplify_dim(product))
     if type(base) is not Const or type(exponent) is not Const:
         return None
     if base.value == 1:
