@@ -9,7 +9,7 @@ import libcst as cst
 from shape_annotations import Sym, evaluate_integer
 
 from ...analysis.literals import int_value
-from ...analysis.facts import CONFIG, DimFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
+from ...analysis.facts import CONFIG, DimFact, DTypeFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ..library import library_values
 from ..python import callable_values, class_members, known_values, python_values
@@ -95,6 +95,14 @@ def decide_values(run, operator, left, left_node, right, right_node):
         other = right if left is NONE else left
         if other is NONE or type(other) in (BoolFact, StringFact, DimFact, IntFact, ScalarFact):
             return (other is NONE) == (symbol == "==")  # None equals only None (plain values' __eq__)
+        return None
+    if symbol in ("==", "!=") and type(left) is DTypeFact and type(right) is DTypeFact:
+        # `pixel_values.dtype != self.proj.weight.dtype`: a dtype the code never states is the
+        # default one (the config's `default_dtype`), so two such are equal whatever it is
+        default = getattr(run, "default_dtype", None)
+        a, b = left.dtype or default, right.dtype or default
+        if left.dtype == right.dtype or a is not None and b is not None:
+            return (left.dtype == right.dtype or a == b) == (symbol == "==")
         return None
     if symbol in ("==", "!=") and MappingFact in (type(left), type(right)):
         a, b = _structure(run, left), _structure(run, right)  # `overrides.get(i, {}) != reference`
