@@ -36,6 +36,8 @@ by storage (a view shares its source's):
 - input+index: the input and the index, the third operand (`gather`); index: the index alone
   (`index_select`, `scatter`); input+buffer: the input and a buffer like it (`logsigmoid`);
 - indices: the indices the op returns beside its values (`topk`, `sort`, `max(dim)`);
+- batch-statistics: `F.batch_norm`'s input, the running mean and variance it is handed, and the
+  mean and inverse deviation it computes per channel (float32; empty outside training);
 - nothing: views, copies, concatenation, `+`, `-`, sums, padding, `repeat`, `cumsum`, `flip`, `sign`, ...
 
 `max` and `min` read their arguments: of a whole tensor input+result, along a dim the indices, of
@@ -73,6 +75,7 @@ NOTHING = "nothing"
 INDICES = "indices"
 EXTREMUM = "extremum"  # max / min: by their arguments
 INPUT_BUFFER = "input+buffer"  # the input and a buffer like it (log-sigmoid's)
+BATCH_STATISTICS = "batch-statistics"  # batch norm: the input, the running statistics, a mean and inverse deviation
 BY_COUNT = "by-count"  # nothing when repeated a number of times; a tensor of counts is not in the table
 
 # `torch_shape` of an entry whose `torch.NAME(x, ...)` is its method's rule with the input first
@@ -179,6 +182,7 @@ OPS: tuple[Op, ...] = (
     Op(_F + "relu", saved=RESULT, shape=function_rules.preserve),
     *(Op(_F + name, saved=RESULT, shape=name) for name in ("sigmoid", "tanh", "softmax", "log_softmax")),
     Op(_F + "logsigmoid", saved=INPUT_BUFFER, shape=function_rules.preserve),
+    Op(_F + "batch_norm", saved=BATCH_STATISTICS, shape=function_rules.preserve),
     # reductions and selections
     Op("logsumexp", torch=True, saved=INPUT_RESULT, shape=reduction(dtype_rules.float_result)),
     Op("norm", torch=True, saved=INPUT_RESULT,

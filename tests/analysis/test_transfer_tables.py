@@ -292,6 +292,9 @@ FUNCTION_ROWS.update({
 })
 # complex_views: (real, imaginary) pairs viewed as complex and back, and polar coordinates
 FUNCTION_ROWS.update({
+    "torch.nn.functional.batch_norm": ("F.batch_norm(x, None, None, training=True)", "b s d", "float32"),
+})
+FUNCTION_ROWS.update({
     "torch.view_as_complex": ("torch.view_as_complex(x.reshape(b, s, -1, 2))", "b s d//2", "complex64"),
     "torch.view_as_real": ("torch.view_as_real(torch.view_as_complex(x.double().reshape(b, s, -1, 2)))",
                            "b s d//2 2", "float64"),
