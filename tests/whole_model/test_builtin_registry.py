@@ -37,6 +37,7 @@ ROWS = {
     "bool": _row("4 + bool('x')"),
     "callable": _row("5 + callable(helper)", module="def helper():\n    return 1"),
     "dict": _row("dict(a=3, b=5)['b']"),
+    "dir": _row("3 + ('silu' in dir(torch.nn.functional))"),
     "enumerate": _row("list(enumerate([7, 8]))[1][0] + 2"),
     "filter": _row("len(list(filter(None, [0, 3, 0, 4]))) + 1"),
     "float": _row("int(float('2.5') * 2) + int(float(3) / 2)"),

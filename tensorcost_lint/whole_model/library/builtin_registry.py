@@ -26,7 +26,7 @@ from ..python import config_copies, known_builtins as known, known_calls, known_
 from ..python import known_math, known_regex
 from ..python import python_values, zipping
 from ..values import lambdas
-from . import library_builtins as library
+from . import library_builtins as library, torch_namespaces
 
 BUILTINS = {
     "all": (known.any_all_call(True),),
@@ -34,6 +34,7 @@ BUILTINS = {
     "bool": (known.bool_call,),
     "callable": (known.callable_call,),
     "dict": (made.dict_call,),
+    "dir": (torch_namespaces.dir_of,),
     "enumerate": (known.enumerate_call, zipping.enumerated),
     "filter": (known.filter_call,),
     "float": (known_floats.float_call,),
@@ -101,3 +102,15 @@ def call_builtin(interp, node: cst.Call, args, name: str | None):
         if handled is not UNHANDLED:
             return handled
     return UNHANDLED
+
+
+def call_builtin_value(interp, name: str, args):
+    """A builtin function called through a value (`rd_round_fn(x)` of `rd_round_fn = round`): its
+    readings as for the bare name; None (its arguments evaluated) when none reads the call."""
+    for reading in BUILTINS.get(name, ()):
+        handled = reading(interp, args)
+        if handled is not UNHANDLED:
+            return handled
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return None

@@ -32,6 +32,9 @@ class CallDispatch:
     """ModelEvaluator's `call_code`: the interpreter protocol's hook for every call it does not read
     itself."""
 
+    def call_builtin_value(self, name: str, args):
+        return builtin_registry.call_builtin_value(self, name, args)  # `round` used as a value
+
     # -- calls of the tree's code ------------------------------------------------------------------
     def call_code(self, node: cst.Call, args, name):
         run = self.run

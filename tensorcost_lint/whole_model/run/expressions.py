@@ -153,7 +153,7 @@ def _slice_bounds(interp, node: cst.Slice):
 
 def subscript(interp, node: cst.Subscript):
     elements = list(node.slice)
-    value = interp.eval(node.value)
+    value = _listed(interp.eval(node.value))  # a list grown by appends reads as the items it holds
     run = interp.run
     if type(value) is TensorFact:
         if value.shape is None or shape_ops.has_group(value.shape):

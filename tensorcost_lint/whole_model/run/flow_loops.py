@@ -25,7 +25,7 @@ class FlowLoops:
             iterated = self.evaluator.eval(enumerated if enumerated is not None else node.iter)
             iterated = class_members.protocol_items(self.evaluator, iterated)  # a Sequence class of the tree
             if type(iterated) is python_values.GrowingList:
-                iterated = iterated.as_module_list()
+                iterated = known_values.appended_data(iterated) or iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
             index = None  # the int a repeated module list was built with (loop_indices)
             if unrolled_loops.unrollable(iterated):
