@@ -159,6 +159,9 @@ OPS: tuple[Op, ...] = (
     *_ops("add sub", torch=True, saved=NOTHING, shape=binary(dtype_rules.same)),
     Op("cumsum", torch=True, saved=NOTHING, shape=unary(dtype_rules.accumulated, 1)),
     Op("repeat", saved=NOTHING, shape=method_rules._repeat),
+    # a draw of 0s and 1s with the input's probabilities (drop path's keep mask): its gradient is zero
+    Op("bernoulli", torch=True, saved=NOTHING, shape=method_rules._same),
+    Op("bernoulli_", saved=NOTHING, shape=method_rules._same),
     *_ops("add_ sub_", saved=NOTHING, shape=method_rules._same),
     Op("torch.view_as_complex", saved=NOTHING, shape=complex_views._view_as_complex),
     Op("torch.view_as_real", saved=NOTHING, shape=complex_views._view_as_real),

@@ -90,10 +90,10 @@ def _ternary(first: str, second: str):
     return transfer
 
 
-# (scatter, clamp_min, clamp_max, sort and topk have entries in op_table.OPS, with their rules)
+# (scatter, clamp_min, clamp_max, sort, topk and bernoulli have entries in op_table.OPS, with their rules)
 _WRITES = ("index_fill", "index_copy", "index_add", "scatter_add", "scatter_reduce", "index_put", "put",
            "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "bernoulli")
+           "resolve_conj", "resolve_neg")
 METHODS = {
     **{name: same for name in (*_WRITES, *(f"{n}_" for n in _WRITES[:7]), "renorm_", "conj_physical_",
                                "clamp_min_", "clamp_max_", "lerp_", "addcmul_", "addcdiv_")},

@@ -99,6 +99,8 @@ ROWS = [
     ("scatter_", "h.clone().scatter_(-1, idx, 1.0)"), ("torch.repeat_interleave", "torch.repeat_interleave(h, 2, dim=1)"),
     ("repeat_interleave", "h.repeat_interleave(3, -1)"), ("torch.nn.functional.logsigmoid", "F.logsigmoid(h)"),
     ("torch.nn.functional.batch_norm", "F.batch_norm(h, None, None, training=True)"),
+    ("torch.bernoulli", "torch.bernoulli(h.sigmoid())"), ("bernoulli", "h.sigmoid().bernoulli()"),
+    ("bernoulli_", "h.clone().bernoulli_(0.5)"),
     ("torch.linalg.solve_triangular",
      "torch.linalg.solve_triangular(torch.triu(h[..., :3]) + 4 * x[..., :3] ** 2 + 1.0, h.transpose(-1, -2)[..., :3], upper=True, left=False)"),
     *[(key, "self.op(h)") for key in MODULE_KEYS],
