@@ -4,8 +4,11 @@ is n equal dicts, a list grown by appends is indexed and reversed (`repeats[::-1
 dicts is iterated dict by dict, `int(options.get("d", 0)) > 0` is a bool where it is assigned, the
 builder object is called (`__call__`), `"silu" in dir(F)` is true for a function torch has,
 `round` passed as a value is called, a `try` whose body certainly raises nothing takes no handler
-(`super().__init__()` into nn.Module is such a body), and `F.batch_norm` keeps its input's shape.
-The totals are held against FlopCounterMode. A probe that may raise (`try: cls(8, rd_ratio=1.0)
+(`super().__init__()` into nn.Module is such a body), `F.batch_norm` keeps its input's shape, a
+batch norm's `momentum`, `track_running_stats` and buffers (`num_batches_tracked.add_(1)`) are
+what torch's constructor set, and a weight init walking `named_children()` runs over the children
+the modules registered (past a list of data and a module chosen by an undecided rate). The totals
+are held against FlopCounterMode. A probe that may raise (`try: cls(8, rd_ratio=1.0)
 except TypeError: ...` over a constructor the run cannot read whole) leaves the flag it sets
 unknown, never the handler's value by fiat; a name torch's tables do not
 hold (`"nosuch" in dir(F)`) is undecided, not false."""

@@ -5,16 +5,17 @@ container's items under "0", "1", ...). A recursive walk of the module tree writ
 one call per module, as deep as the tree, over a structure the run built and knows whole.
 
 The children are known only when every attribute of the module is known to be a module or not to be
-one: a module object of the tree, a torch layer or container, or a plain value; an object of a
-class outside the tree, an attribute chosen by an undecided condition, a module a limit cut short
-or a list whose items repeat a count the run does not know leaves them unknown (None)."""
+one: a module object of the tree, a torch layer or container, a module either side of an undecided
+condition builds, or a plain value (a list of data grown by appends included); a value the run does
+not know, an object of a class outside the tree, a module a limit cut short or a list whose items
+repeat a count the run does not know leaves them unknown (None)."""
 
 from __future__ import annotations
 
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
-from ..python.known_values import IteratorFact
-from ..python.python_values import Partial
+from ..python.known_values import IteratorFact, appended_data
+from ..python.python_values import GrowingList, ModuleChoice, Partial
 from ..values.library_objects import IntFact, MappingFact
 from ..values.library_layers import EinopsLayer
 from ..values.inheritance import module_root, plain_class, torch_base
@@ -35,6 +36,11 @@ def named_children(run, module):
     if kind is ModuleDict:
         return tuple((name, child) for name, child in module.items) if all(
             _is_module(run, child) is True for _, child in module.items) else None
+    if kind is ModuleChoice:  # `DropPath(p) if p > 0. else nn.Identity()` undecided: what every side registers
+        sides = [named_children(run, side) for side in module.sides]
+        same = all(side is not None and [(n, id(c)) for n, c in side] == [(n, id(c)) for n, c in sides[0]]
+                   for side in sides)
+        return sides[0] if same else None
     if kind is not SelfFact:
         return None
     instance = run.instance(module)
@@ -94,6 +100,10 @@ def _is_module(run, value):
     kind = type(value)
     if kind in (ModuleFact, Embedding, EinopsLayer, ModuleList, Sequential, ModuleDict):
         return True
+    if kind is ModuleChoice:  # one module or another: a module either way
+        return True if all(_is_module(run, side) is True for side in value.sides) else None
+    if kind is GrowingList:  # `self.stages = []` or `nn.ModuleList()` grown by appends: data is no module
+        return False if appended_data(value) is not None else None
     if kind is SelfFact:
         instance = run.instance(value)
         if instance is None:
