@@ -1,8 +1,9 @@
 """A trunk made by a builder object from block strings (fixtures/styles/stage_builders.py): the
-Python a builder runs is followed as Python runs it — `[copy.deepcopy(args) for _ in range(n)]`
+Python a builder runs is followed as Python runs it — `op[0]` of a known string is its character,
+`[copy.deepcopy(args) for _ in range(n)]`
 is n equal dicts, a list grown by appends is indexed and reversed (`repeats[::-1]`) and a list of
 dicts is iterated dict by dict, `int(options.get("d", 0)) > 0` is a bool where it is assigned, the
-builder object is called (`__call__`), `"silu" in dir(F)` is true for a function torch has,
+builder object is called (`__call__`), `"silu" in dir(F)` is true for a function torch has (`nn.Hardsigmoid` a shape-preserving module),
 `round` passed as a value is called, a `try` whose body certainly raises nothing takes no handler
 (`super().__init__()` into nn.Module is such a body), `F.batch_norm` keeps its input's shape, a
 batch norm's `momentum`, `track_running_stats` and buffers (`num_batches_tracked.add_(1)`) are
@@ -51,7 +52,8 @@ def test_the_builder_makes_the_stages_the_strings_say():
     model = stage_builders.build_deeper()
     # 1 + 2 + (1 + 2) blocks, scaled by 1.5 from the last block of each stage back: 2, 3, 2 + 3
     assert [len(stage) for stage in model.blocks] == [2, 3, 5]
-    assert isinstance(model.bn1.act, torch.nn.SiLU)
+    assert isinstance(model.bn1.act, torch.nn.SiLU) and isinstance(model.blocks[0][0].bn1.act, torch.nn.ReLU)
+    assert isinstance(model.blocks[0][0].se.gate, torch.nn.Hardsigmoid)
     assert model.blocks[1][0].se.reduce.out_channels == round(32 * 0.25 / 4)
 
 
