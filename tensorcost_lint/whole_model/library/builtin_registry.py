@@ -24,7 +24,7 @@ import libcst as cst
 from ...analysis.interpreter import UNHANDLED
 from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_floats
 from ..python import known_math, known_regex
-from ..python import python_values, zipping
+from ..python import output_records, python_values, zipping
 from ..values import lambdas
 from . import library_builtins as library, torch_namespaces
 
@@ -71,6 +71,7 @@ STDLIB = {
     "collections.OrderedDict": (made.dict_call,),
     "copy.copy": (config_copies.copy_call,),
     "copy.deepcopy": (config_copies.deepcopy_call,),
+    "dataclasses.replace": (output_records.replace_call,),
     "functools.partial": (known_calls.partial, python_values.make_partial),
     "itertools.chain": (made.chain_call,),
     "itertools.repeat": (made.repeat_call,),
