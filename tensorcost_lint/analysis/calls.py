@@ -28,6 +28,7 @@ SHAPE_PRESERVING_MODULES = frozenset({
     # more elementwise activations and norms (checked on torch's ModuleInfo samples, tests/conformance)
     "BatchNorm3d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CELU", "Hardshrink", "Hardtanh",
     "ReLU6", "LogSigmoid", "Softmax2d", "Softmin", "Softshrink", "Softsign", "Tanhshrink", "Threshold",
+    "Hardsigmoid",
 })
 
 

@@ -29,6 +29,8 @@ by storage (a view shares its source's):
 - mask: the mask argument, the second operand (`masked_fill`); condition: the first (`torch.where`);
 - input+index: the input and the index, the third operand (`gather`); index: the index alone
   (`index_select`, `scatter`); input+buffer: the input and a buffer like it (`logsigmoid`);
+- batch-statistics: `F.batch_norm`'s input, the running mean and variance it is handed, and the
+  mean and inverse deviation it computes per channel (float32; empty outside training);
 - indices: the indices the op returns beside its values (`topk`, `sort`, `max(dim)`);
 - nothing: views, copies, concatenation, `+`, `-`, sums, padding, `repeat`, `cumsum`, `flip`, `sign`, ...
 
@@ -65,6 +67,7 @@ INDICES = "indices"
 EXTREMUM = "extremum"  # max / min: by their arguments
 INPUT_BUFFER = "input+buffer"  # the input and a buffer like it (log-sigmoid's)
 BY_COUNT = "by-count"  # nothing when repeated a number of times; a tensor of counts is not in the table
+BATCH_STATISTICS = "batch-statistics"  # batch norm: the input, the running statistics, a mean and inverse deviation
 
 NN_FUNCTIONAL = "torch.nn.functional."  # the prefix of F.NAME's canonical name
 

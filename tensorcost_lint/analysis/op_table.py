@@ -16,8 +16,8 @@ from __future__ import annotations
 from . import op_table_layers, op_table_layout, op_table_maths, op_table_selection
 from . import tensor_functions as function_rules
 from .op_entry import (  # noqa: F401 (the words of the entries, read by their consumers from here)
-    ALIAS, AS_METHOD, BY_COUNT, CONDITION, CONTIGUOUS, EXTREMUM, FRESH, INDEX, INDICES, INPUT, INPUT_BUFFER,
-    INPUT_INDEX, INPUT_RESULT, MASK, NOTHING, PIECES, RESHAPE, RESULT, SAME_IF_DTYPE, VIEW, Op)
+    ALIAS, AS_METHOD, BATCH_STATISTICS, BY_COUNT, CONDITION, CONTIGUOUS, EXTREMUM, FRESH, INDEX, INDICES, INPUT,
+    INPUT_BUFFER, INPUT_INDEX, INPUT_RESULT, MASK, NOTHING, PIECES, RESHAPE, RESULT, SAME_IF_DTYPE, VIEW, Op)
 
 OPS: tuple[Op, ...] = (*op_table_layout.OPS, *op_table_maths.OPS, *op_table_selection.OPS, *op_table_layers.OPS)
 

@@ -6,13 +6,14 @@ saved tensors are read by memory_activations' own rules (norms, dropout, embeddi
 from __future__ import annotations
 
 from . import einx_ops, functional_ops, tensor_functions as function_rules, window_pooling
-from .op_entry import NN_FUNCTIONAL as _F, Op, ops
+from .op_entry import BATCH_STATISTICS, NN_FUNCTIONAL as _F, Op, ops
 
 OPS: tuple[Op, ...] = (
     # the input's shape and dtype
     *ops((_F + name for name in ("dropout", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
                                  "layer_norm", "rms_norm", "normalize")), shape=function_rules.preserve),
     Op("torch.dropout", shape=function_rules.preserve),
+    Op(_F + "batch_norm", saved=BATCH_STATISTICS, shape=function_rules.preserve),
     Op(_F + "embedding", shape=function_rules._embedding),
     # torch's output sizes: stride defaulting to the kernel, ceil_mode, indices with return_indices
     *(Op(f"{_F}{kind}_pool{rank}d", shape=window_pooling._functional(kind, rank))

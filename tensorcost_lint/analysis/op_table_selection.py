@@ -5,13 +5,13 @@ the other families; op_entry.py says what each field means."""
 from __future__ import annotations
 
 from . import pointwise_ops, selection_ops, tensor_functions as function_rules, tensor_methods as method_rules
-from .op_entry import CONDITION, INDEX, INDICES, INPUT_INDEX, MASK, Op, ops
+from .op_entry import CONDITION, INDEX, INDICES, INPUT_INDEX, MASK, NOTHING, Op, ops
 
 _same = pointwise_ops.same
 # writes into the receiver, conjugations and random draws: the receiver's shape and dtype
 _WRITES = ("index_fill", "index_copy", "index_add", "scatter_add", "scatter_reduce", "index_put", "put",
            "diagonal_scatter", "select_scatter", "slice_scatter", "renorm", "msort", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "bernoulli")
+           "resolve_conj", "resolve_neg")
 
 OPS: tuple[Op, ...] = (
     # by what their derivative reads
@@ -24,6 +24,9 @@ OPS: tuple[Op, ...] = (
     Op("scatter_", saved=INDEX, shape=_same),
     Op("topk", torch=True, saved=INDICES, shape=selection_ops._topk),
     Op("sort", torch=True, saved=INDICES, shape=selection_ops._sorted_pair),
+    # a draw of 0s and 1s with the input's probabilities (drop path's keep mask): its gradient is zero
+    Op("bernoulli", torch=True, saved=NOTHING, shape=method_rules._same),
+    Op("bernoulli_", saved=NOTHING, shape=method_rules._same),
     # their saved tensors not held against autograd yet
     Op("where", shape=pointwise_ops.where_method),
     *ops("numpy.where jax.numpy.where", shape=function_rules._where),

@@ -24,7 +24,7 @@ VIEW_KINDS = {op_table.FRESH, op_table.VIEW, op_table.RESHAPE, op_table.SAME_IF_
               op_table.ALIAS, op_table.CONTIGUOUS}
 SAVED_RULES = {op_table.INPUT, op_table.RESULT, op_table.INPUT_RESULT, op_table.MASK, op_table.CONDITION,
                op_table.INPUT_INDEX, op_table.INDEX, op_table.NOTHING, op_table.INDICES, op_table.EXTREMUM,
-               op_table.INPUT_BUFFER, op_table.BY_COUNT}
+               op_table.INPUT_BUFFER, op_table.BY_COUNT, op_table.BATCH_STATISTICS}
 # names of entries with no shape rule: shrink this when one gets its rule
 WITHOUT_SHAPE = {"unflatten", "torch.unflatten", "torch.detach", "clip", "torch.clip", "new_tensor", "get_device",
                  "torch.arange", "torch.tensor", "torch.as_tensor"}

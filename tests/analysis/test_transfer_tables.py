@@ -58,7 +58,7 @@ SAME_METHODS = (
     "masked_fill_", "tril", "triu", "exp", "tanh", "sigmoid", "relu", "abs", "neg", "sqrt", "rsqrt", "clamp",
     "clamp_", "square", "log", "sin", "cos", "mul_", "add_", "div_", "sub_", "scale", "zero_",
     "fill_", "normal_", "uniform_", "copy_", "pin_memory", "block_until_ready", "round", "sign", "reciprocal",
-    "silu", "gelu", "nan_to_num", "cumsum", "cumprod",
+    "silu", "gelu", "nan_to_num", "cumsum", "cumprod", "bernoulli_",
 )
 DTYPE_METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
                  "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
@@ -293,6 +293,10 @@ FUNCTION_ROWS.update({
     "einx.where": ('einx.where("i j, b i j, -> b i j", m, x[:, :, :1].expand(b, s, s), 0.0)', "b s s", "float32"),
 })
 # complex_views: (real, imaginary) pairs viewed as complex and back, and polar coordinates
+FUNCTION_ROWS.update({
+    "torch.nn.functional.batch_norm": ("F.batch_norm(x, None, None, training=True)", "b s d", "float32"),
+    "torch.bernoulli": ("torch.bernoulli(x.sigmoid())", "b s d", "float32"),
+})
 FUNCTION_ROWS.update({
     "torch.view_as_complex": ("torch.view_as_complex(x.reshape(b, s, -1, 2))", "b s d//2", "complex64"),
     "torch.view_as_real": ("torch.view_as_real(torch.view_as_complex(x.double().reshape(b, s, -1, 2)))",

@@ -37,6 +37,7 @@ ROWS = {
     "bool": _row("4 + bool('x')"),
     "callable": _row("5 + callable(helper)", module="def helper():\n    return 1"),
     "dict": _row("dict(a=3, b=5)['b']"),
+    "dir": _row("3 + ('silu' in dir(torch.nn.functional))"),
     "enumerate": _row("list(enumerate([7, 8]))[1][0] + 2"),
     "filter": _row("len(list(filter(None, [0, 3, 0, 4]))) + 1"),
     "float": _row("int(float('2.5') * 2) + int(float(3) / 2)"),
@@ -82,6 +83,10 @@ ROWS = {
     "copy.deepcopy": _row("copy.deepcopy({'w': 6})['w'] + moved.width + 10 * spec.width",
                           init="spec = Spec()\n        moved = copy.deepcopy(spec)\n        moved.width = 2",
                           module="class Spec:\n    def __init__(self):\n        self.width = 1"),
+    # a dataclass config with a field replaced: the others keep their (literal) defaults
+    "dataclasses.replace": _row("spec.width + 2 * spec.depth",
+                                init="spec = dataclasses.replace(Spec(width=3), depth=2)",
+                                module="@dataclasses.dataclass\nclass Spec:\n    width: int = 1\n    depth: int = 4"),
     "functools.partial": _row("functools.partial(add, 2)(3)", module="def add(a, b):\n    return a + b"),
     "itertools.chain": _row("list(itertools.chain([1], [2, 6]))[2]"),
     # `to_ntuple(n)(x)`: a value made an n-tuple
@@ -100,6 +105,7 @@ def _source(module: str, init: str, width: str, forward: str) -> str:
         import collections
         import collections.abc
         import copy
+        import dataclasses
         import functools
         import itertools
         import math

@@ -24,9 +24,9 @@ import libcst as cst
 from ...analysis.interpreter import UNHANDLED
 from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_floats
 from ..python import known_math, known_regex
-from ..python import python_values, zipping
+from ..python import output_records, python_values, zipping
 from ..values import lambdas
-from . import library_builtins as library
+from . import library_builtins as library, torch_namespaces
 
 BUILTINS = {
     "all": (known.any_all_call(True),),
@@ -34,6 +34,7 @@ BUILTINS = {
     "bool": (known.bool_call,),
     "callable": (known.callable_call,),
     "dict": (made.dict_call,),
+    "dir": (torch_namespaces.dir_of,),
     "enumerate": (known.enumerate_call, zipping.enumerated),
     "filter": (known.filter_call,),
     "float": (known_floats.float_call,),
@@ -45,7 +46,7 @@ BUILTINS = {
     "issubclass": (library.issubclass_of,),
     "iter": (known.iter_call,),
     "len": (known.len_call,),
-    "list": (made.sequence_call, python_values.listed),
+    "list": (made.sequence_call, made.module_list),
     "map": (lambdas.mapped, known.map_call),
     "max": (known.extreme_call(max),),
     "min": (known.extreme_call(min),),
@@ -70,6 +71,7 @@ STDLIB = {
     "collections.OrderedDict": (made.dict_call,),
     "copy.copy": (config_copies.copy_call,),
     "copy.deepcopy": (config_copies.deepcopy_call,),
+    "dataclasses.replace": (output_records.replace_call,),
     "functools.partial": (known_calls.partial, python_values.make_partial),
     "itertools.chain": (made.chain_call,),
     "itertools.repeat": (made.repeat_call,),
@@ -101,3 +103,15 @@ def call_builtin(interp, node: cst.Call, args, name: str | None):
         if handled is not UNHANDLED:
             return handled
     return UNHANDLED
+
+
+def call_builtin_value(interp, name: str, args):
+    """A builtin function called through a value (`rd_round_fn(x)` of `rd_round_fn = round`): its
+    readings as for the bare name; None (its arguments evaluated) when none reads the call."""
+    for reading in BUILTINS.get(name, ()):
+        handled = reading(interp, args)
+        if handled is not UNHANDLED:
+            return handled
+    for value in [*args.positional, *args.keywords.values()]:
+        interp.eval(value)
+    return None

@@ -75,7 +75,7 @@ def int_of(interp, args):
     truncated = known_floats.truncated(interp.run, fact)  # `int(width / 2.5)`: Python's float, truncated
     if truncated is not None:
         return int_fact(truncated)
-    return fact if type(fact) is DimFact else ScalarFact()
+    return fact if type(fact) in (DimFact, IntFact) else ScalarFact()
 
 
 def hasattr_of(interp, args):

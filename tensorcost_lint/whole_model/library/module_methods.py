@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...analysis.facts import SelfFact, StringFact
 from ...analysis.interpreter import UNHANDLED
-from . import module_casts
+from . import module_casts, module_children
 from ..python import call_binding
 from ..python.call_binding import UNKNOWN_REST
 from ..values.objects import NONE, BoolFact, ModuleList
@@ -20,14 +20,20 @@ from ..values.objects import NONE, BoolFact, ModuleList
 MAX_MODULES = 100_000  # modules set per call: a bound on a hostile tree of modules
 # nn.Module's iterators over what it registered: they run no model code and compute nothing, so the
 # call is no module call left unfollowed; which tensors they yield the run does not enumerate
-# (`next(self.parameters()).device` reads a device, which stays unknown)
+# (`next(self.parameters()).device` reads a device, which stays unknown); the children a module
+# registered it does (module_children.py)
 _INTROSPECTION = frozenset({"parameters", "buffers", "named_parameters", "named_buffers", "children",
                             "named_children", "modules", "named_modules"})
 
 
 def call_module_method(interp, receiver, method: str, args):
     run = interp.run
-    if type(receiver) is not SelfFact or run.instance(receiver) is None or run.method_of(receiver, method) is not None:
+    if type(receiver) is SelfFact and run.instance(receiver) is not None and run.method_of(receiver, method) is not None:
+        return UNHANDLED
+    children = module_children.children_call(interp, receiver, method, args)  # a module tree walked
+    if children is not UNHANDLED:
+        return children
+    if type(receiver) is not SelfFact or run.instance(receiver) is None:
         return UNHANDLED
     if method in _INTROSPECTION:
         for value in [*args.positional, *args.keywords.values()]:

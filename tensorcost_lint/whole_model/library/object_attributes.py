@@ -16,12 +16,12 @@ field of config.json is not removed (unknown), as the run keeps those fields apa
 
 from __future__ import annotations
 
-from ...analysis.facts import CONFIG, SelfFact, StringFact
+from ...analysis.facts import CONFIG, ModuleFact, SelfFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import attribute_presence, callable_values, config_copies
 from ..values.library_objects import InstanceDict
 from ..values.objects import NONE
-from . import library_values
+from . import library_values, norm_buffers
 
 
 def own_lookup(run, receiver, name: str):
@@ -33,6 +33,9 @@ def own_lookup(run, receiver, name: str):
         return config_read(run, CONFIG, name)
     if config_copies.is_config_copy(run, receiver):
         return receiver.attributes[name] if name in receiver.attributes else config_read(run, receiver, name)
+    buffer = norm_buffers.attribute(run, receiver, name) if type(receiver) is ModuleFact else UNHANDLED
+    if buffer is not UNHANDLED:  # `bn.running_mean`, `self.momentum` of a batch norm torch built
+        return buffer
     if name == "__name__":
         return callable_values.class_name(receiver)  # `norm_layer.__name__.lower()` picks a layer by name
     return callable_values.partial_attribute(receiver, name)  # `norm_layer.keywords` of a partial

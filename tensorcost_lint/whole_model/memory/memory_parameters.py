@@ -23,6 +23,7 @@ from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 from ...analysis import module_shapes, multihead_attention
 from ...analysis.facts import ModuleFact, ScalarFact, SelfFact, TensorFact
 from ..python import python_values
+from ..library import norm_buffers
 from ..library.library_values import ZERO_FLOAT
 from ..values.objects import NONE, Embedding, ModuleDict, ModuleList, Sequential
 
@@ -67,6 +68,7 @@ class ParameterLedger:
     norm_rank: dict = field(default_factory=dict)  # id(norm module) -> how many trailing dims it normalises
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
     facts: dict = field(default_factory=dict)  # (id(module), name) -> the tensor `module.name` reads
+    batch_norms: dict = field(default_factory=dict)  # id(nn.BatchNorm*) -> what its constructor set (norm_buffers)
 
     def tensor(self, run, module, name: str):
         """`module.weight` / `module.bias` of a torch module built in the run: the parameter its class
@@ -122,6 +124,7 @@ class ParameterLedger:
             held = f"the parameters of nn.{last} could not be read ({type(error).__name__})"
         self.held[id(module)] = (module, held)
         self.classes[id(module)] = last
+        norm_buffers.record(run, interp, last, args, module)
         if last in _NORMS and args is not None:  # what a norm normalises over, with or without affine
             try:
                 size = _size(interp, args.get(*_NORMS[last][0]))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ...analysis import op_table
 from ...analysis.facts import DimFact, IntFact, ScalarFact, TensorFact
-from ...analysis.op_table import (BY_COUNT, CONDITION, EXTREMUM, INDEX, INDICES, INPUT, INPUT_BUFFER, INPUT_INDEX,
-                                  INPUT_RESULT, MASK, NOTHING, RESULT)
+from ..values.objects import NONE, BoolFact
+from ...analysis.op_table import (BATCH_STATISTICS, BY_COUNT, CONDITION, EXTREMUM, INDEX, INDICES, INPUT,
+                                  INPUT_BUFFER, INPUT_INDEX, INPUT_RESULT, MASK, NOTHING, RESULT)
 from .index_memory import returned_indices
 from ..values.strides import product
 
@@ -47,6 +48,8 @@ def by_rule(tracker, what: str, args, out, result=None, keywords=None):
         if any(type(a) is TensorFact for a in (*args[1:], *keywords.values())):
             return "repeat_interleave by a tensor of counts (what it saves is not in the table)"
         return ()
+    if what == BATCH_STATISTICS:
+        return _batch_statistics(tracker, args, keywords)
     if what == INPUT_BUFFER:
         first = args[0] if args and type(args[0]) is TensorFact else None
         layout = tracker.ensure(first) if first is not None else None
@@ -75,3 +78,27 @@ def _extremum(tracker, args, out, result, keywords):
     if len(args) > 1 or keywords:
         return "max/min with arguments the table does not read"
     return storages(tracker, [args[0], out])  # of the whole tensor: the input and the 0-dim result
+
+
+_BATCH_NORM = ("input", "running_mean", "running_var", "weight", "bias", "training")
+
+
+def _batch_statistics(tracker, args, keywords):
+    """`F.batch_norm(input, running_mean, running_var, weight, bias, training, ...)`: the input, the
+    running statistics handed to it (buffers, or None), and its mean and inverse deviation per channel
+    (float32 for the float types, nothing outside training); the weight is a parameter."""
+    given = dict(zip(_BATCH_NORM, args))
+    given.update({k: v for k, v in keywords.items() if k in _BATCH_NORM})
+    first, training = given.get("input"), given.get("training", BoolFact(False))
+    layout = tracker.ensure(first) if type(first) is TensorFact else None
+    if layout is None or layout.sizes is None or len(layout.sizes) < 2:
+        return "batch norm of a tensor of unknown size"
+    if type(training) is not BoolFact:
+        return "batch norm whose `training` flag is not known"
+    running = [given.get(name, NONE) for name in ("running_mean", "running_var")]
+    if any(r is not NONE and type(r) is not TensorFact for r in running):
+        return "batch norm whose running statistics are not known"
+    channels = layout.sizes[1] if training.value else 0
+    statistics = "float64" if first.dtype == "float64" else "float32"
+    return (layout.storage, *storages(tracker, running),
+            tracker.copy_storage(channels, statistics), tracker.copy_storage(channels, statistics))

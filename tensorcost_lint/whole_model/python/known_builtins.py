@@ -243,6 +243,8 @@ def int_call(interp, args):
     value = interp.eval(node)
     if type(value) is BoolFact:
         return int_fact(int(value.value))
+    if type(value) is IntFact:  # `int(options.get('d', 0))`: the int itself
+        return value
     if type(value) is StringFact:  # `int(layer_idx)` of a config.json key
         text = value.value.strip()
         return int_fact(int(text)) if text.lstrip("+-").isdigit() and text.isascii() else None
@@ -251,7 +253,7 @@ def int_call(interp, args):
         return int_fact(truncated)
     if free:
         return UNHANDLED  # read again by library_builtins.int_of, which keeps a ratio of dims symbolic
-    return value if type(value) is DimFact else ScalarFact()  # evaluated once: this reading answers
+    return value if type(value) in (DimFact, IntFact) else ScalarFact()  # evaluated once: this reading answers
 
 
 def str_call(interp, args):

@@ -208,3 +208,13 @@ def _listed(interp, value):
         count = int_of(interp.run, DimFact(value.count))
         return None if count is None or count > MAX_ITEMS else value.items * count
     return items_of(value)
+
+
+def module_list(interp, args):
+    """`list(zip(...))`, `list(self.blocks)`: the same module list (an nn.Sequential's modules too)."""
+    if args.keywords or args.starred or len(args.positional) != 1:
+        return UNHANDLED
+    value = modules_iterated(interp.eval(args.positional[0]))
+    if type(value) is ModuleList:
+        return value
+    return python_values.list_value(value) if type(value) is python_values.GrowingList else None

@@ -83,6 +83,13 @@ def appended_items(value) -> tuple | None:
     return tuple(item for item, count in value.runs for _ in range(count.value))
 
 
+def appended_data(value):
+    """The items a list of data grown by appends holds (no module among them), each listed: `for ba
+    in stack_args` runs each in turn, as Python does, even where two items are equal. None otherwise."""
+    items = appended_items(value)
+    return SequenceFact(items) if items and not any(python_values.is_module_value(i) for i in items) else None
+
+
 def items_of(value):
     """The items iterating `value` yields, when known exactly: a tuple, a list, a dict's keys, a
     list of listed modules, what an iterator has left; None otherwise."""

@@ -14,6 +14,7 @@ import libcst as cst
 from ...analysis.facts import DimFact, SequenceFact, StringFact
 from ...analysis.imports import dotted_name
 from ..values.library_objects import RecordFact
+from .call_binding import UNKNOWN_REST, evaluate_arguments
 from ..values.objects import NONE, ClassRef
 
 
@@ -74,7 +75,7 @@ def construct_record(run, interp, class_ref: ClassRef, positional, keywords):
         elif name in keywords:
             value = keywords[name]
         elif statement.value is not None:
-            value = _default(statement.value)
+            value = _default(interp, statement.value)
         else:
             value = None
         values.append((name, value))
@@ -107,9 +108,17 @@ def _has_init(cls: cst.ClassDef) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body)
 
 
-def _default(node):
+def _default(interp, node):
+    """A field's default when it is a literal (`depth: int = 21`, `wa: float = 42.63`, `act: str =
+    'relu'`, `preact: bool = False`): read as it reads anywhere; any other default is unknown (it would
+    be read in the class's module, not the caller's)."""
     if isinstance(node, cst.Name) and node.value == "None":
         return NONE
+    literal = node.expression if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+        else node
+    if interp is not None and (isinstance(literal, (cst.Integer, cst.Float, cst.SimpleString))
+                               or isinstance(node, cst.Name) and node.value in ("True", "False")):
+        return interp.eval(node)
     return None  # a default we do not read is unknown
 
 
@@ -148,3 +157,18 @@ def as_sequence(record: RecordFact):
     if any(value is None for _, value in record.fields):
         return None
     return SequenceFact(tuple(value for _, value in record.fields if value is not NONE))
+
+
+def replace_call(interp, args):
+    """`dataclasses.replace(cfg, **changes)` of a record the run built: a new record of the same
+    fields, those named changed; None when the record or a change is not known, or a change names no
+    field (Python raises TypeError)."""
+    positional, keywords = evaluate_arguments(interp, args)
+    if len(positional) != 1 or type(positional[0]) is not RecordFact or UNKNOWN_REST in keywords:
+        return None
+    record = positional[0]
+    names = [name for name, _ in record.fields]
+    if any(name not in names for name in keywords):
+        return None
+    return RecordFact(record.class_name, [(name, keywords.get(name, value)) for name, value in record.fields],
+                      record.model_output)

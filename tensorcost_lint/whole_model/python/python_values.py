@@ -188,9 +188,10 @@ def list_value(value):
     return None
 
 
-def comprehension(interp, node):
+def comprehension(interp, node, data=None):
     """`[Block(i) for i in range(n)]`: the element built once and repeated n times; its cost, if it
-    runs code, under a loop of n. Anything else: the comprehension walked, its value unknown."""
+    runs code, under a loop of n; another element, what `data(interp, node, count, item)` makes
+    of it (repeated_data.py). Anything else: the comprehension walked, its value unknown."""
     loop = node.for_in
     count = None
     if loop.inner_for_in is None and not loop.ifs and isinstance(loop.iter, cst.Call) \
@@ -210,7 +211,9 @@ def comprehension(interp, node):
     with interp.run.collecting(repeat.entries):
         item = inner.eval(node.elt)
     interp.run.add(repeat)
-    return ModuleList((item,), count) if is_module_value(item) else None
+    if is_module_value(item):
+        return ModuleList((item,), count)
+    return None if data is None else data(interp, node, count, item)
 
 
 def range_scope(interp, target):
@@ -231,14 +234,6 @@ def target_names(target) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return []
-
-
-def listed(interp, args):
-    """`list(zip(...))`, `list(self.blocks)`: the same module list."""
-    if args.keywords or args.starred or len(args.positional) != 1:
-        return UNHANDLED
-    value = interp.eval(args.positional[0])
-    return value if type(value) is ModuleList else list_value(value) if type(value) is GrowingList else None
 
 
 _METADATA_ATTRIBUTES = op_table.METADATA_ATTRIBUTES
@@ -374,6 +369,8 @@ def call_named(interp, node, args, name: str):
     handled = library_named(interp, args, name)
     if handled is not UNHANDLED:
         return handled
+    if name.startswith("builtins."):  # `rd_round_fn(x)` of `rd_round_fn = round` (builtin_functions.py)
+        return interp.call_builtin_value(name[len("builtins."):], args)
     if name.startswith("torch.nn.") and not name.startswith("torch.nn.functional."):  # F.softmax: below
         built = interp.run.build_container(interp, name.rsplit(".", 1)[-1], args)
         if built is not UNHANDLED:

@@ -21,16 +21,20 @@ from ..values import installed_source, library_layers
 from ..values.value_arguments import value_arguments
 from ..values.installed_source import searched_in_site
 from ..source import module_bindings
-from ..library import builtin_registry, module_casts, module_methods, object_attributes, pytrees, torch_values
+from ..library import builtin_registry, container_updates, module_casts, module_methods, object_attributes, pytrees, torch_values
 from ..values.library_objects import IntFact, InstanceDict, MappingFact, RecordFact, RegistryRef, SuperRef, \
     TorchFunction
 from ..library.checkpointing import call_checkpoint, is_checkpoint_call
-from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleRef, Sequential
+from ..values.objects import NONE, CallableChoice, ClassRef, Embedding, FunctionRef, ModuleDict, ModuleList, ModuleRef, \
+    Sequential
 
 
 class CallDispatch:
     """ModelEvaluator's `call_code`: the interpreter protocol's hook for every call it does not read
     itself."""
+
+    def call_builtin_value(self, name: str, args):
+        return builtin_registry.call_builtin_value(self, name, args)  # `round` used as a value
 
     # -- calls of the tree's code ------------------------------------------------------------------
     def _receiver(self, value):
@@ -105,6 +109,10 @@ class CallDispatch:
             receiver = self._receiver(func.value)
             if type(receiver) is python_values.GrowingList and func.attr.value in _LIST_CHANGES:
                 return _LIST_CHANGES[func.attr.value](self, receiver, args)
+            if type(receiver) in (ModuleList, Sequential, ModuleDict):  # `features.add_module(name, block)`
+                changed = container_updates.change(self, func.value, receiver, func.attr.value, args)
+                if changed is not UNHANDLED:
+                    return changed
             if type(receiver) is RegistryRef:
                 return registries.call_lookup(run, self, receiver, func.attr.value, args)
             if type(receiver) in (MappingFact, SequenceFact, StringFact):

@@ -14,7 +14,7 @@ from ...analysis.interpreter import UNHANDLED
 from ..python import call_binding, class_decorators, object_creation, python_values
 from . import module_globals
 from ..library.checkpointing import checkpointed_layer, run_checkpointed
-from ..values.inheritance import find_method, plain_class, torch_base
+from ..values.inheritance import find_method, module_root, plain_class, torch_base
 from ..python.output_records import construct_record
 from ..values.library_objects import MappingFact
 from ..values.objects import NONE, ClassRef, Embedding, FreshObject, FunctionRef, Instance, ModuleDict, ModuleList, Sequential, \
@@ -96,6 +96,9 @@ class CodeCalls:
         `nn.Embedding` subclass looks up its rows)."""
         instance = self.instance(super_ref.self_fact)
         base = torch_base(self, instance.source, instance.cls) if instance is not None else None
+        if base is None and name == "__init__" and not args.positional and not args.keywords and not args.starred \
+                and instance is not None and module_root(self, instance.source, instance.cls):
+            return NONE  # nn.Module.__init__(): the module's bookkeeping, nothing that may raise
         if base is None:
             return UNHANDLED
         if name == "__init__":

@@ -9,9 +9,11 @@ import libcst as cst
 from shape_annotations import Sym, evaluate_integer
 
 from ...analysis.literals import int_value
-from ...analysis.facts import CONFIG, DimFact, DTypeFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact
+from ...analysis.facts import CONFIG, DimFact, DTypeFact, SequenceFact, ScalarFact, SelfFact, StringFact, TensorFact, \
+    elementwise
 from ...analysis.interpreter import UNHANDLED
 from ..library import library_values
+from ..library.torch_namespaces import TorchNames
 from ..python import callable_values, class_members, known_values, python_values
 from .expressions import truth
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, TorchFunction
@@ -230,6 +232,8 @@ def _contains(run, item, container):
         return _holds_class(container, identity)
     if type(item) is not StringFact:
         return None
+    if type(container) is TorchNames:  # `'silu' in dir(torch.nn.functional)`
+        return container.holds(item.value)
     if type(container) is StringFact:
         return item.value in container.value
     if type(container) is MappingFact:
@@ -248,15 +252,19 @@ def _contains(run, item, container):
 
 
 def compare_known(interp, node: cst.Comparison):
-    """A comparison of known plain values evaluated once (`(num % den) == 0`, `ind == n - 1`):
-    its boolean when every operand is known; UNHANDLED (nothing evaluated) when an operand is not
-    free of call sites to evaluate first."""
+    """A comparison of known plain values evaluated once (`(num % den) == 0`, `ind == n - 1`,
+    `int(options.get('d', 0)) > 0`): its boolean when every operand is known; UNHANDLED (nothing
+    evaluated) for a chain of comparisons whose operands are not free of call sites."""
     operands = [node.left, *(target.comparator for target in node.comparisons)]
-    if not all(known_values.side_effect_free(operand) for operand in operands):
+    free = all(known_values.side_effect_free(operand) for operand in operands)
+    if not free and len(operands) != 2:
         return UNHANDLED
     facts = [interp.eval(operand) for operand in operands]
     if any(type(fact) is TensorFact for fact in facts):
-        return UNHANDLED  # elementwise: the per-file reading (operands are free to evaluate again)
+        if free:
+            return UNHANDLED  # elementwise: the per-file reading (operands are free to evaluate again)
+        result = elementwise(facts[0], facts[1], interp.ctx.settings.sizes)  # `x.sum(-1) > 0`, read once
+        return result.with_dtype("bool") if type(result) is TensorFact else None
     result = True
     for (left, left_node), (right, right_node), target in zip(zip(facts, operands), zip(facts[1:], operands[1:]),
                                                               node.comparisons):

@@ -153,7 +153,7 @@ def _slice_bounds(interp, node: cst.Slice):
 
 def subscript(interp, node: cst.Subscript):
     elements = list(node.slice)
-    value = interp.eval(node.value)
+    value = _listed(interp.eval(node.value))  # a list grown by appends reads as the items it holds
     run = interp.run
     if type(value) is TensorFact:
         if value.shape is None or shape_ops.has_group(value.shape):
@@ -176,6 +176,10 @@ def subscript(interp, node: cst.Subscript):
             items = value.items  # `head_mask[i]` of `[None] * n`: any index reads the one value
             return items[0] if items and all(item is items[0] or item == items[0] for item in items) else None
         return value.items[index] if -len(value.items) <= index < len(value.items) else None
+    if type(value) is StringFact and isinstance(part, cst.Index):  # `op[0]` of a known string: its character
+        index = known_values.int_of(run, interp.eval(part.value))
+        return value.derived(value.value[index]) if index is not None and -len(value.value) <= index < len(
+            value.value) else None
     if type(value) in (ModuleList, Sequential):
         return _module_item(interp, value, part)
     if isinstance(part, cst.Slice) and type(value) is RecordFact:

@@ -26,7 +26,7 @@ class FlowLoops:
             iterated = class_members.protocol_items(self.evaluator, iterated)  # a Sequence class of the tree
             iterated = modules_iterated(iterated)  # `for layer in self.layers` of an nn.Sequential
             if type(iterated) is python_values.GrowingList:
-                iterated = iterated.as_module_list()
+                iterated = known_values.appended_data(iterated) or iterated.as_module_list()
             element, count, reason = None, None, "loop trip count is not known statically"
             index = None  # the int a repeated module list was built with (loop_indices)
             if unrolled_loops.unrollable(iterated):

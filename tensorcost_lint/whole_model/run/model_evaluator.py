@@ -20,7 +20,7 @@ from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, Sequenc
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
 from ..library import backward_matmuls, library_values, object_attributes, torch_values
-from ..python import class_decorators, class_members, known_containers, known_floats, \
+from ..python import builtin_functions, class_decorators, class_members, known_containers, known_floats, \
     known_iteration, known_math, known_values, python_values, registries
 from . import decisions, expressions
 from ..values import dim_unification, lambdas, library_layers
@@ -28,6 +28,7 @@ from ..source import module_bindings
 from .call_dispatch import CallDispatch
 from ..values.library_objects import IntFact, MappingFact, RecordFact, RegistryRef, SuperRef, TorchFunction
 from ..python.gradient_flow import cuts_gradient, flow_into, grad_items, returned_by_tree_code, updated_in_place
+from ..python.repeated_data import repeated_items
 from ..values.objects import NONE, BoolFact, ClassRef, Embedding, FunctionRef, Instance, ModuleDict, ModuleRef
 
 GRAD_TAINT = "\0grad:"  # env key: a name bound from a value computed from gradient-carrying tensors
@@ -113,7 +114,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
             if value is None and self.run.tree.is_import(self.source, node.value):
                 module = self.run.tree.module_named(self.source, node.value)  # `from . import c`
                 return ModuleRef(module) if module is not None else None
-            return value
+            return value if value is not None else builtin_functions.builtin_function(self, node.value)
         return fact
 
     def with_env(self, env: dict) -> "ModelEvaluator":
@@ -167,7 +168,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
         if known is not UNHANDLED:
             return known
         known = decisions.compare_known(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
-        if known is not UNHANDLED and known is not None:
+        if known is not UNHANDLED:  # evaluated once: its answer, known or not
             return known
         return super()._eval_Comparison(node)
 
@@ -226,11 +227,11 @@ class ModelEvaluator(CallDispatch, Evaluator):
 
     def _eval_ListComp(self, node: cst.ListComp):
         known = known_iteration.comprehension(self, node)  # over a known sequence: item by item
-        return python_values.comprehension(self, node) if known is UNHANDLED else known
+        return python_values.comprehension(self, node, repeated_items) if known is UNHANDLED else known
 
     def _eval_GeneratorExp(self, node: cst.GeneratorExp):
         known = known_iteration.comprehension(self, node)
-        return python_values.comprehension(self, node) if known is UNHANDLED else known
+        return python_values.comprehension(self, node, repeated_items) if known is UNHANDLED else known
 
     def _eval_Set(self, node: cst.Set):
         return known_containers.set_display(self, node)  # `{BatchNormAct, GroupNormAct}`

@@ -172,21 +172,36 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 self._set_env(self._block(node.finalbody.body, dict(self.env)))
             self.state.returned = self.state.returned or returned
             return
+        owner = self.env.get("self")
+        # `self.x = ...` in the body and in a handler: each path starts from what was before, and
+        # what the paths that go on leave is joined (never the last handler's value by fiat)
+        owners = [o for o in (owner, self.run_.config_state) if type(o) is SelfFact]
+        before_attributes = [dict(o.attributes) for o in owners]
         doubts = self.run_.doubts
         env, returned = self._side(node.body, dict(self.env))
         raised_nothing = self.run_.doubts == doubts
         if node.orelse is not None and not returned:
             env, returned = self._side(node.orelse.body, env)
-        open_envs = [] if returned else [env]
+        open_paths = [] if returned else [(env, [dict(o.attributes) for o in owners])]
         all_returned = returned
         for handler in () if raised_nothing else node.handlers:
+            for o, attributes in zip(owners, before_attributes):
+                o.attributes.clear()
+                o.attributes.update(attributes)
             handler_env, handler_returned = self._side(handler.body, dict(before))
             all_returned = all_returned and handler_returned
             if not handler_returned:
-                open_envs.append(handler_env)
-        merged = open_envs[0] if open_envs else env
-        for other in open_envs[1:]:
+                open_paths.append((handler_env, [dict(o.attributes) for o in owners]))
+        merged, kept = open_paths[0] if open_paths else (env, [dict(o.attributes) for o in owners])
+        for o, attributes in zip(owners, kept):
+            o.attributes.clear()
+            o.attributes.update(attributes)
+        raising = f"whether `{' '.join(self.ctx.code(node.body.body[0]).split())}` raises" \
+            if isinstance(node.body, cst.IndentedBlock) and node.body.body else "whether the try raises"
+        for other, attributes in open_paths[1:]:
             merged = merge_envs(merged, other, self.ctx.settings.sizes)
+            for o, path_attributes in zip(owners, attributes):
+                _merge_attributes(self.run_, o, path_attributes, raising)
         self._set_env(merged)
         if node.finalbody is not None:
             self._set_env(self._block(node.finalbody.body, dict(self.env)))

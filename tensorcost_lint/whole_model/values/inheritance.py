@@ -69,6 +69,17 @@ def torch_base(run, source, cls: cst.ClassDef) -> str | None:
     return None
 
 
+def module_root(run, source, cls: cst.ClassDef) -> bool:
+    """Whether the class's chain leaves the tree only at `nn.Module` itself: its `super().__init__()`
+    is torch's Module.__init__, which takes no argument, builds nothing and returns None."""
+    chain = _chain(run, source, cls.name.value)
+    if not chain:
+        return False
+    names = [(home.ctx.settings.imports.resolve_text(dotted) if dotted else None)
+             for home, base in outside_bases(chain) for dotted in (ast_dotted_name(base),)]
+    return bool(names) and all(name in ("torch.nn.Module", "torch.nn.modules.module.Module") for name in names)
+
+
 def plain_class(run, source, cls: cst.ClassDef) -> bool:
     """A class whose whole chain is in the tree and derives from nothing but `object`: certainly
     not a module (a cache or state holder); False when any base is outside the tree or a library's."""
