@@ -17,7 +17,7 @@ from ..python import (
     python_values, registries
 )
 from . import choices
-from ..values import installed_source, library_layers
+from ..values import grad_modes, installed_source, library_layers
 from ..values.value_arguments import value_arguments
 from ..values.installed_source import searched_in_site
 from ..source import module_bindings
@@ -58,6 +58,8 @@ class CallDispatch:
             return torch_values.eager_check(self, args)
         if name == "torch.is_tensor":
             return torch_values.is_tensor(self, args)
+        if name in grad_modes.FUNCTIONS:  # `torch.no_grad()`, `nullcontext()`: what a `with` enters
+            return grad_modes.FUNCTIONS[name](self, args)
         if name in pytrees.FUNCTIONS:
             return pytrees.FUNCTIONS[name](self, args)
         if name in op_table.FUNCTIONS and searched_in_site(name.split(".")[0]):

@@ -54,8 +54,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 fact = node.value if kind is Bound else super().eval(node)  # Bound: read as a name is
             finally:
                 flowed = frames.pop()  # the tensors needing a gradient this expression read or made
-            if flowed and cuts_gradient(self, node):
-                flowed = None  # `torch.zeros_like(h)`, `h.detach()`: a new tensor, outside the graph
+            if flowed and (self.run.no_grad or cuts_gradient(self, node)):
+                flowed = None  # `torch.zeros_like(h)`, `h.detach()`, under `no_grad`: outside the graph
             if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
                 run = self.run
                 run.storage.observe(self, node, fact)
@@ -80,7 +80,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it
                     flow_into(frames, grad_items(run, fact) or flowed)
-                    if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
+                    if type(node) is cst.Name and not run.no_grad:  # (not isinstance: LibCST's ABCs are slow)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
             if (fact is None or type(fact) is TensorFact and fact.shape is None) and kind is not cst.Name \
