@@ -429,8 +429,9 @@ ADVANCED_INDEX_ROWS = {
     "x[i]": "p q s d", "x[:, i]": "b p q d", "x[i, i]": "p q d", "x[i, :, i]": "p q s",
     "x[0, :, i]": "s p q",  # torch applies the int first (a select); numpy would put p q first
     "x[1, i]": "p q d", "n[i, 0]": "p q",
-    # strided slices: len(range(start, d, step)), read where d >= start (d is 4 here)
-    "x[..., 0::2]": "b s (d+1)//2", "x[..., 1::2]": "b s d//2", "x[:, ::3]": "b (s+2)//3 d",
+    # strided slices: len(range(start, d, step)), read where d >= start (d is 4 here, s 8): a length
+    # whose `//` would not divide exactly under the sizes (a dim's `//` is exact) is the number itself
+    "x[..., 0::2]": "b s 2", "x[..., 1::2]": "b s d//2", "x[:, ::3]": "b 3 d", "x[:, 2::3]": "b 2 d",
 }
 
 

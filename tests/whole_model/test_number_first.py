@@ -1,12 +1,13 @@
 """Torch functions called with a Python number first (`torch.pow(10000, t)`, `torch.sub(0, t)`) keep
-the tensor's shape, so the tables built with them reach the attention scores: the totals held
-against FlopCounterMode."""
+the tensor's shape, so the tables built with them reach the attention scores; a strided slice of a
+width given as a dim (`[:, 0::2]` of an even width) has Python's length: the totals held against
+FlopCounterMode."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.whole_model.fixtures.styles.number_first import SlopedAttention  # noqa: E402
+from tests.whole_model.fixtures.styles.number_first import InterleavedPositions, SlopedAttention  # noqa: E402
 from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 ENTRY = "tests/whole_model/fixtures/styles/number_first.py:SlopedAttention.forward"
@@ -17,5 +18,15 @@ BATCH, STEPS, DIM = 2, 8, 32
 def test_number_first_tables_reach_the_scores(tmp_path, capsys, mode):
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, ENTRY, {"x": f"float32 B T {DIM}"}, mode)
     reference = counted_flops(SlopedAttention(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_strided_halves_of_a_dim_width_join_back_to_it(tmp_path, capsys, mode):
+    entry = ENTRY.replace("SlopedAttention", "InterleavedPositions")
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS, "width": DIM}, entry,
+                          {"x": "float32 B T width"}, mode)
+    reference = counted_flops(InterleavedPositions(DIM), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
