@@ -1,13 +1,14 @@
 """Torch functions called with a Python number first (`torch.pow(10000, t)`, `torch.sub(0, t)`) keep
 the tensor's shape, so the tables built with them reach the attention scores; a strided slice of a
-width given as a dim (`[:, 0::2]` of an even width) has Python's length: the totals held against
+width given as a dim (`[:, 0::2]` of an even width) has Python's length, and an offset computed as a
+negative int (`max(0, rows - steps)`) is Python's int: the totals held against
 FlopCounterMode."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.whole_model.fixtures.styles.number_first import InterleavedPositions, SlopedAttention  # noqa: E402
+from tests.whole_model.fixtures.styles.number_first import InterleavedPositions, OffsetBias, SlopedAttention  # noqa: E402
 from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 ENTRY = "tests/whole_model/fixtures/styles/number_first.py:SlopedAttention.forward"
@@ -28,5 +29,14 @@ def test_strided_halves_of_a_dim_width_join_back_to_it(tmp_path, capsys, mode):
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS, "width": DIM}, entry,
                           {"x": "float32 B T width"}, mode)
     reference = counted_flops(InterleavedPositions(DIM), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_negative_offsets_are_python_ints(tmp_path, capsys, mode):
+    entry = ENTRY.replace("SlopedAttention", "OffsetBias")
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
+    reference = counted_flops(OffsetBias(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
