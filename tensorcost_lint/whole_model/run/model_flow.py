@@ -10,7 +10,7 @@ import libcst as cst
 from ...analysis.facts import SelfFact, merge_facts
 from ...analysis.function_flow import merge_envs
 from . import choices, module_globals, try_paths
-from ..values import grad_modes
+from ..values import execution_modes
 from ..python import container_changes
 from ..values import optional_values
 from .flow_assignments import FlowAssignments
@@ -100,7 +100,7 @@ class ModelFlow(FlowLoops, FlowAssignments):
         autocast, exits, modes = None, [], []
         for item in node.items:
             value = self.evaluator.eval(item.item)
-            if grad_modes.is_grad_mode(value):
+            if execution_modes.is_mode(value):
                 modes.append((item.item, value))
             autocast = autocast or self._autocast_dtype(item.item)
             enter = self.run_.method_of(value, "__enter__")
@@ -110,7 +110,7 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 exits.append((exit_, item.item))
             if item.asname is not None:
                 self.assign(item.asname.name, entered, None)
-        with grad_modes.entered(self.run_, self.ctx, modes):
+        with execution_modes.entered(self.run_, self.ctx, modes):
             self._set_env(self._block(node.body, dict(self.env), autocast))
         for exit_, item in reversed(exits):
             self._context_call(exit_, [NONE, NONE, NONE], item)
