@@ -1,7 +1,8 @@
 """Torch functions called with a Python number first (`torch.pow(10000, t)`, `torch.sub(0, t)`) keep
 the tensor's shape, so the tables built with them reach the attention scores; a strided slice of a
 width given as a dim (`[:, 0::2]` of an even width) has Python's length, and an offset computed as a
-negative int (`max(0, rows - steps)`) is Python's int: the totals held against
+negative int (`max(0, rows - steps)`) is Python's int; a table's entry that is a module-level value
+a factory built is that value: the totals held against
 FlopCounterMode."""
 
 import pytest
@@ -38,5 +39,16 @@ def test_negative_offsets_are_python_ints(tmp_path, capsys, mode):
     entry = ENTRY.replace("SlopedAttention", "OffsetBias")
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
     reference = counted_flops(OffsetBias(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_table_entry_built_at_import_is_its_value(tmp_path, capsys, mode):
+    from tests.whole_model.fixtures.styles.activation_table import TableMLP
+
+    entry = "tests/whole_model/fixtures/styles/activation_table.py:TableMLP.forward"
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
+    reference = counted_flops(TableMLP(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
