@@ -2,7 +2,8 @@
 the tensor's shape, so the tables built with them reach the attention scores; a strided slice of a
 width given as a dim (`[:, 0::2]` of an even width) has Python's length, and an offset computed as a
 negative int (`max(0, rows - steps)`) is Python's int; a table's entry that is a module-level value
-a factory built is that value: the totals held against
+a factory built is that value; a `while` whose test is false on entry runs no pass (its `else` runs):
+the totals held against
 FlopCounterMode."""
 
 import pytest
@@ -50,5 +51,16 @@ def test_a_table_entry_built_at_import_is_its_value(tmp_path, capsys, mode):
     entry = "tests/whole_model/fixtures/styles/activation_table.py:TableMLP.forward"
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
     reference = counted_flops(TableMLP(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_while_false_on_entry_runs_no_pass(tmp_path, capsys, mode):
+    from tests.whole_model.fixtures.styles.rank_guards import RankGuarded
+
+    entry = "tests/whole_model/fixtures/styles/rank_guards.py:RankGuarded.forward"
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
+    reference = counted_flops(RankGuarded(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
