@@ -1,0 +1,22 @@
+"""The fused add-and-multiply methods `Tensor.baddbmm` and `Tensor.addmm` (the receiver the added
+term, the product's operands by position or keyword) are contractions: the totals held against
+FlopCounterMode."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.whole_model.fixtures.styles.fused_products import BiasedAttention  # noqa: E402
+from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+
+ENTRY = "tests/whole_model/fixtures/styles/fused_products.py:BiasedAttention.forward"
+BATCH, STEPS, DIM = 2, 8, 32
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_fused_products_are_costed(tmp_path, capsys, mode):
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, ENTRY, {"x": f"float32 B T {DIM}"}, mode)
+    reference = counted_flops(BiasedAttention(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+    assert {site["expression"].split("(")[0] for site in record["sites"]} >= {"self.bias.addmm", "bias.baddbmm"}
