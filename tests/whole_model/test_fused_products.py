@@ -1,7 +1,8 @@
 """The fused add-and-multiply methods `Tensor.baddbmm` and `Tensor.addmm` (the receiver the added
 term, the product's operands by position or keyword) are contractions, and a matmul broadcasting a
-batch dim is costed as torch runs it (the broadcast operand expanded): the totals held against
-FlopCounterMode."""
+batch dim is costed as torch runs it (the broadcast operand expanded); a layer flag computed from the
+layer's index (`with_bias=index == depth - 1`) builds the layers index by index, and a `@classmethod`
+called through `self` binds `cls` to its class: the totals held against FlopCounterMode."""
 
 import pytest
 
@@ -32,3 +33,14 @@ def test_a_broadcast_batch_is_costed_expanded(tmp_path, capsys, mode):
     reference = counted_flops(SharedKeyAttention(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_a_flag_of_the_layer_index_and_a_classmethod_through_self(tmp_path, capsys, mode):
+    from tests.whole_model.fixtures.styles.last_layer_bias import BiasedLast
+
+    entry = "tests/whole_model/fixtures/styles/last_layer_bias.py:BiasedLast.forward"
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
+    reference = counted_flops(BiasedLast(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True and record["undecided"] == []

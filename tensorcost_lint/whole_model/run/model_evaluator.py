@@ -169,7 +169,10 @@ class ModelEvaluator(CallDispatch, Evaluator):
         known = decisions.compare_known(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
         if known is not UNHANDLED and known is not None:
             return known
-        return super()._eval_Comparison(node)
+        result = super()._eval_Comparison(node)
+        if type(result) is not BoolFact:  # `use_bias=layer_idx == n - 1`: a repeated layer's own index decides it
+            self.run.loop_indices.undecided(self, node)
+        return result
 
     def unify_dims(self, node, undecided) -> bool:
         return dim_unification.unify(self.run, self.ctx, node, undecided)
