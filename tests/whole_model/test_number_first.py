@@ -2,7 +2,8 @@
 the tensor's shape, so the tables built with them reach the attention scores; a strided slice of a
 width given as a dim (`[:, 0::2]` of an even width) has Python's length, and an offset computed as a
 negative int (`max(0, rows - steps)`) is Python's int; a table's entry that is a module-level value
-a factory built is that value; a `while` whose test is false on entry runs no pass (its `else` runs):
+a factory built is that value; a `while` whose test is false on entry runs no pass (its `else` runs); `torch.arange` with a whole
+float step (`2.0`, `-1.0`) or a negative end counts its elements as torch does:
 the totals held against
 FlopCounterMode."""
 
@@ -10,7 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.whole_model.fixtures.styles.number_first import InterleavedPositions, OffsetBias, SlopedAttention  # noqa: E402
+from tests.whole_model.fixtures.styles.number_first import (  # noqa: E402
+    CountdownPositions, InterleavedPositions, OffsetBias, SlopedAttention)  # noqa: E402
 from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
 
 ENTRY = "tests/whole_model/fixtures/styles/number_first.py:SlopedAttention.forward"
@@ -62,5 +64,14 @@ def test_a_while_false_on_entry_runs_no_pass(tmp_path, capsys, mode):
     entry = "tests/whole_model/fixtures/styles/rank_guards.py:RankGuarded.forward"
     record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
     reference = counted_flops(RankGuarded(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
+    assert record["totals"]["flops"] == reference
+    assert record["complete"] is True
+
+
+@pytest.mark.parametrize("mode", ["inference", "training"])
+def test_arange_with_float_steps_and_a_negative_end(tmp_path, capsys, mode):
+    entry = ENTRY.replace("SlopedAttention", "CountdownPositions")
+    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
+    reference = counted_flops(CountdownPositions(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
