@@ -15,8 +15,6 @@ from estimator import CountOverflow, EstimatorError, normalize_dtype
 from shape_annotations import Polynomial, ShapeError, Unknown, evaluate_dim, free_names, render_dim
 
 from ..analysis.call_site import CallSite
-from ..analysis.problems import BatchBroadcast, SharedOperandBroadcast
-from ..analysis.site_shapes import is_one
 from .chain_costs import ChainOrder, chain_order
 from .cost_steps import CostedSteps, costed_steps
 from .overflow_costs import TooLarge, too_large
@@ -144,20 +142,6 @@ def cost_site(site: CallSite, sizes: dict, settings, describe) -> SiteCost:
     return unresolved(outcome, chain) if type(outcome) is str else aggregate(outcome, chain)
 
 
-# A matmul's batch broadcast (TCL201 flags it) runs as torch runs it: the broadcast operand expanded,
-# one product per batch of the broadcast shape — FlopCounterMode's count of the expanded bmm.
-_MATMUL_BROADCASTS = (BatchBroadcast, SharedOperandBroadcast)
-
-
-def _expanded(shapes) -> list:
-    """The operands as the product runs them: a matmul's size-1 batch dim broadcast against a full
-    one is expanded to it (`[b, 1, d, k]` against `[b, h, q, d]`); any other shape as it is."""
-    if not any(type(problem) is BatchBroadcast for problem in shapes.problems) or not shapes.inputs:
-        return list(shapes.operands)
-    return [tuple(shapes.dims.get(label, dim) if is_one(dim) else dim for label, dim in zip(labels, shape))
-            for labels, shape in zip(shapes.inputs, shapes.operands)]
-
-
 def _costed(site: CallSite, sizes: dict, settings, describe) -> CostedSteps | TooLarge | str:
     """The site's steps, or why it cannot be costed in the user's words."""
     if site.unresolved:
@@ -173,7 +157,7 @@ def _costed(site: CallSite, sizes: dict, settings, describe) -> CostedSteps | To
                 what = "" if dim.label in ("?", "_") else f" ({dim.label})"
                 return f"operand {index} dim {position}{what} is not known statically"
     bound_shapes, missing = [], []
-    for shape in _expanded(shapes):
+    for shape in shapes.operands:
         bound, absent = _bind(shape, sizes)
         bound_shapes.append(bound)
         missing.extend(n for n in absent if n not in missing)
@@ -184,8 +168,7 @@ def _costed(site: CallSite, sizes: dict, settings, describe) -> CostedSteps | To
     dtypes = operand_dtypes(site, settings.default_dtype)
     if len(set(dtypes)) > 1:
         return f"operands have different dtypes ({', '.join(dtypes)})"
-    if any(type(problem) not in _MATMUL_BROADCASTS for problem in shapes.problems):
-        # an einsum broadcasting silently: costed once the broadcast is explicit
+    if shapes.problems:  # the call runs, broadcasting silently: costed once the broadcast is explicit
         return "implicit broadcast: not costed until the broadcast is made explicit"
     operand = normalize_dtype(dtypes[0])
     precision = site.precision

@@ -1,6 +1,5 @@
 """The fused add-and-multiply methods `Tensor.baddbmm` and `Tensor.addmm` (the receiver the added
-term, the product's operands by position or keyword) are contractions, and a matmul broadcasting a
-batch dim is costed as torch runs it (the broadcast operand expanded); a layer flag computed from the
+term, the product's operands by position or keyword) are contractions; a layer flag computed from the
 layer's index (`with_bias=index == depth - 1`) builds the layers index by index, and a `@classmethod`
 called through `self` binds `cls` to its class: the totals held against FlopCounterMode."""
 
@@ -22,17 +21,6 @@ def test_fused_products_are_costed(tmp_path, capsys, mode):
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
     assert {site["expression"].split("(")[0] for site in record["sites"]} >= {"self.bias.addmm", "bias.baddbmm"}
-
-
-@pytest.mark.parametrize("mode", ["inference", "training"])
-def test_a_broadcast_batch_is_costed_expanded(tmp_path, capsys, mode):
-    from tests.whole_model.fixtures.styles.broadcast_heads import SharedKeyAttention
-
-    entry = "tests/whole_model/fixtures/styles/broadcast_heads.py:SharedKeyAttention.forward"
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
-    reference = counted_flops(SharedKeyAttention(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
-    assert record["totals"]["flops"] == reference
-    assert record["complete"] is True
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
