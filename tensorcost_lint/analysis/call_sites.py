@@ -154,10 +154,14 @@ def record_matmul_operator(interp: Interpreter, node: cst.BinaryOperation):
 
 
 def record_method_site(interp: Interpreter, node: cst.Call, receiver: TensorFact, method: str, args):
-    other = interp.eval(args.get(0))
-    for value in [*args.positional[1:], *args.keywords.values()]:
-        interp.eval(value)
-    operands = (receiver, other)
+    spec = METHODS[method]
+    keywords = dict(zip(spec.operands, spec.keywords))
+    nodes = [None if p == 0 else args.get(p - 1, keywords.get(p)) for p in spec.operands]
+    operands = tuple(receiver if p == 0 else interp.eval(n) if n is not None else None
+                     for p, n in zip(spec.operands, nodes))
+    for value in [*args.positional, *args.keywords.values()]:
+        if value not in nodes:
+            interp.eval(value)
     framework = _framework_of(operands, interp.ctx)
     function = f"Tensor.{method}" if framework == "torch" else f"ndarray.{method}"
     return _output_fact(_record(interp, node, METHODS[method], framework, function, operands, args))

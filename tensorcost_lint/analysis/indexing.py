@@ -116,7 +116,13 @@ def _strided_slice(interp, dim, node: cst.Slice):
     if split is not None:  # `gate_up[..., ::2]` of 2*i: floor((2*i + 1) / 2) is i for any integer i
         quotient, constant = split
         return simplify_dim(BinOp("+", quotient, Const((constant + step - 1 - start) // step)))
-    return BinOp("//", numerator, Const(step))
+    length = BinOp("//", numerator, Const(step))
+    try:
+        evaluate_dim(length, interp.ctx.settings.sizes)
+    except ShapeError:  # a dim's `//` divides exactly, Python's floor here: (d+1)//2 of an even d is its length
+        size = evaluate_integer(dim, interp.ctx.settings.sizes)
+        return Const(len(range(start, size, step))) if size is not None else Unknown("slice")
+    return length
 
 
 def _multiple_plus_constant(dim, step: int):

@@ -96,6 +96,9 @@ class Op:
     # the rule of `torch.NAME` (with torch=True): AS_METHOD (the method's rule, input first, under
     # the name `reads_as` gives), a function's own rule, or None
     torch_shape: Callable | str | None = AS_METHOD
+    # `torch.NAME(number, tensor)` is valid too (torch's Scalar-self overload: `torch.pow(2, t)`,
+    # `torch.sub(1, t)`), with the shape and dtype of the tensor's op with that number
+    number_first: bool = False
 
     @property
     def method(self) -> str | None:

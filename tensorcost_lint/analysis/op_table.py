@@ -47,7 +47,8 @@ _FUNCTION_RULES = {
     **{op.name: op.shape for op in OPS if op.method is None and op.shape is not None},
     **{f"torch.{op.name}": _torch_rule(op) for op in OPS if op.method is not None and _torch_rule(op) is not None},
 }
-FUNCTIONS = {name: function_rules.as_method(rule, METHODS) if isinstance(rule, str) else rule
+_NUMBER_FIRST = frozenset(f"torch.{op.name}" for op in OPS if op.number_first)
+FUNCTIONS = {name: function_rules.as_method(rule, METHODS, name in _NUMBER_FIRST) if isinstance(rule, str) else rule
              for name, rule in _FUNCTION_RULES.items()}
 
 

@@ -118,3 +118,9 @@ OPS: tuple[Op, ...] = (
           *(f"jax.nn.{name}" for name in ("softmax", "log_softmax", "gelu", "silu", "sigmoid", "swish")),
           "jax.lax.rsqrt"), shape=function_rules.preserve_float),
 )
+# the torch functions that take a Python number first (checked against torch: `torch.pow(2, t)`;
+# `torch.maximum(2, t)`, `torch.atan2(2, t)` raise TypeError)
+_NUMBER_FIRST = frozenset(("add", "sub", "mul", "div", "true_divide", "pow", "float_power", "remainder",
+                           "floor_divide", "xlogy"))
+OPS = tuple(Op(**{**op.__dict__, "number_first": True}) if op.torch and op.name in _NUMBER_FIRST else op
+            for op in OPS)

@@ -39,7 +39,8 @@ class SiteSpec:
     operation: str  # the JSON `operation`: matmul | linear | einsum | attention | dot_general
     model: str  # one of MODELS
     framework: str = ""  # "" = the operands' framework (methods, `@`)
-    operands: tuple[int, ...] | None = (0, 1)  # positions of the operands; None = einsum-style varargs
+    # positions of the operands (a method's receiver is 0, its arguments 1, 2, ...); None = einsum-style varargs
+    operands: tuple[int, ...] | None = (0, 1)
     keywords: tuple[str, ...] = ()  # the keyword each operand may be passed as, by position above
     subscripts: str | None = None  # the einsum of a "contraction" model
     layout: str | None = None  # attention: "bhsd" (torch SDPA, [..., L, E]) or "bshd" (jax, [B, T, N, H])
@@ -70,8 +71,8 @@ SITES: tuple[SiteSpec, ...] = (
     _torch("matmul", "matmul"),
     _torch("mm", "mm"),
     _torch("bmm", "bmm"),
-    _torch("baddbmm", "bmm", (1, 2)),
-    _torch("addmm", "mm", (1, 2)),
+    _torch("baddbmm", "bmm", (1, 2), keywords=("batch1", "batch2")),
+    _torch("addmm", "mm", (1, 2), keywords=("mat1", "mat2")),
     _torch("addbmm", "contraction", (1, 2), keywords=("batch1", "batch2"), subscripts="bij,bjk->ik"),
     _torch("nn.functional.linear", "linear", operation="linear", keywords=("input", "weight")),
     SiteSpec("x.matmul", METHOD, "matmul", "matmul"),
@@ -79,6 +80,9 @@ SITES: tuple[SiteSpec, ...] = (
     SiteSpec("x.bmm", METHOD, "matmul", "bmm"),
     SiteSpec("x.dot", METHOD, "matmul", "dot"),
     SiteSpec("x.__matmul__", METHOD, "matmul", "matmul"),
+    # the receiver is the added term (position 0 of a method's operands), the product's operands follow
+    SiteSpec("x.baddbmm", METHOD, "matmul", "bmm", "", (1, 2), ("batch1", "batch2")),
+    SiteSpec("x.addmm", METHOD, "matmul", "mm", "", (1, 2), ("mat1", "mat2")),
     SiteSpec("torch.nn.Linear", MODULE, "linear", "linear", "torch", label="nn.Linear"),
     SiteSpec("torch.nn.LazyLinear", MODULE, "linear", "linear", "torch", label="nn.Linear"),
     # convolutions as their im2col contraction (analysis/convolutions.py): FlopCounterMode's count

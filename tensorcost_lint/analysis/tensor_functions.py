@@ -12,7 +12,8 @@ from . import dtype_rules, shape_ops, tensor_methods
 from .arguments import CallArgs, dim_args
 from .literals import int_value
 from .problems import EinopsMisfit
-from .facts import DimFact, DTypeFact, ScalarFact, StringFact, TensorFact, elementwise
+from .facts import DimFact, DTypeFact, IntFact, ScalarFact, StringFact, TensorFact, elementwise
+from .given_values import Given
 
 _FRAMEWORK_OF_MODULE = {"torch": "torch", "numpy": "numpy", "jax": "jax"}
 # Default dtype of constructors: torch and jax make float32, numpy float64.
@@ -47,19 +48,33 @@ def preserve_float(interp, args):
     return fact
 
 
-def as_method(method: str, methods):
+def as_method(method: str, methods, number_first: bool = False):
     """`torch.transpose(x, 0, 1)` is `x.transpose(0, 1)`: the rule `methods[method]`, read when the
-    function is called (op_table passes its METHODS, whose rules are declared there)."""
+    function is called (op_table passes its METHODS, whose rules are declared there). With
+    `number_first`, `torch.pow(2, t)` (a Python number first, a tensor second) is `t.pow(2)`'s
+    broadcast and dtype, each argument evaluated once."""
 
     def transfer(interp, args):
         node, fact = _first_tensor(interp, args)
         rest = CallArgs(args.positional[1:], {k: v for k, v in args.keywords.items() if k != "input"}, args.starred)
         if type(fact) is not TensorFact:
+            if number_first and type(fact) in (DimFact, ScalarFact, IntFact):
+                return _number_first(interp, methods[method], fact, rest)
             _eval_rest(interp, rest)
             return None
         return methods[method](interp, fact, rest)
 
     return transfer
+
+
+def _number_first(interp, rule, number, rest: CallArgs):
+    other_node = rest.positional[0] if rest.positional else next(iter(rest.keywords.values()), None)
+    other = interp.eval(other_node) if other_node is not None else None
+    if type(other) is not TensorFact or rest.starred:
+        _eval_rest(interp, rest, skip=(other_node,))
+        return None
+    keywords = {k: v for k, v in rest.keywords.items() if v is not other_node}
+    return rule(interp, other, CallArgs([Given(number), *rest.positional[1:]], keywords, False))
 
 
 def _swapaxes(interp, args):

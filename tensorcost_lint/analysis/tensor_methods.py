@@ -12,7 +12,7 @@ import libcst as cst
 from . import shape_ops
 from .arguments import CallArgs, dim_args, literal_axes
 from .literals import int_value
-from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact, elementwise
+from .facts import DimFact, DTypeFact, ScalarFact, SequenceFact, TensorFact
 
 _DTYPE_METHODS = {
     "float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",

@@ -393,6 +393,26 @@ def test_normal_overloads(name):
     assert infer("torch.normal(0.0, 1.0)") is None  # two numbers and no size: torch refuses it
 
 
+# `torch.NAME(number, tensor)`: torch's Scalar-self overloads (op entries with number_first), checked
+# against torch 2.13 — shape and dtype as the tensor's op with the number
+NUMBER_FIRST_ROWS = {
+    "pow": ("torch.pow(10000, x[0] / 4)", "s d", "float32"), "pow of ints": ("torch.pow(2, x.long())", "b s d", "int64"),
+    "float_power": ("torch.float_power(2, x)", "b s d", "float64"), "sub": ("torch.sub(1, x)", "b s d", "float32"),
+    "div of ints": ("torch.div(1, x.int())", "b s d", "float32"), "mul keyword": ("torch.mul(2, other=x)", "b s d"),
+    "remainder": ("torch.remainder(3, x)", "b s d", "float32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_FIRST_ROWS))
+def test_number_first(name):
+    _check(NUMBER_FIRST_ROWS[name])
+
+
+def test_a_number_first_where_torch_refuses_it_has_no_shape():
+    """`torch.maximum(2, x)` raises TypeError in torch: no shape, not a broadcast."""
+    assert infer("torch.maximum(2, x)") is None and infer("torch.atan2(2, x)") is None
+
+
 def test_a_float_number_leaves_an_int_tensor_dtype_unknown():
     """`ints * 2.5` is float in torch; a number we cannot tell int from float leaves it unknown."""
     assert infer("x.int() * 2.5").dtype is None and infer("x.int() * 2").dtype == "int32"
@@ -413,8 +433,9 @@ ADVANCED_INDEX_ROWS = {
     "x[i]": "p q s d", "x[:, i]": "b p q d", "x[i, i]": "p q d", "x[i, :, i]": "p q s",
     "x[0, :, i]": "s p q",  # torch applies the int first (a select); numpy would put p q first
     "x[1, i]": "p q d", "n[i, 0]": "p q",
-    # strided slices: len(range(start, d, step)), read where d >= start (d is 4 here)
-    "x[..., 0::2]": "b s (d+1)//2", "x[..., 1::2]": "b s d//2", "x[:, ::3]": "b (s+2)//3 d",
+    # strided slices: len(range(start, d, step)), read where d >= start (d is 4 here, s 8): a length
+    # whose `//` would not divide exactly under the sizes (a dim's `//` is exact) is the number itself
+    "x[..., 0::2]": "b s 2", "x[..., 1::2]": "b s d//2", "x[:, ::3]": "b 3 d", "x[:, 2::3]": "b 2 d",
 }
 
 

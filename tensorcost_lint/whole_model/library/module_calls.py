@@ -108,7 +108,7 @@ class ModuleCalls:
             self.module = outer
         if len(self.entries) > before and type(self.entries[-1]) is SiteEntry:
             entry = self.entries[-1]
-            entry.grads = (self.needs_grad(x), self.mode == "training")  # the weight is a parameter
+            entry.grads = (self.needs_grad(x), self.mode == "training" and not self.no_grad)  # the weight: a parameter
             self.grad_flow.output(entry, out)
         self.storage.link_output(node, out)
         self.mark(out, [x])

@@ -153,12 +153,30 @@ def arange(interp, args):
         interp.eval(value)
     start = Const(0) if nodes[0] is None else _int_dim(interp, nodes[0])
     end = None if nodes[1] is None else _literal(nodes[1]) or interp.dim_of(nodes[1])  # dim_of refuses ints < 1
-    step = 1 if nodes[2] is None else _known_int(interp, _int_dim(interp, nodes[2]))
+    if end is None and nodes[1] is not None:
+        end = _int_dim(interp, nodes[1])  # `-qlen`: a bound below zero (a range counting down)
+    whole = None if nodes[2] is None else _whole_float(nodes[2])  # `arange(0, d, 2.0)`
+    float_step = whole is not None
+    step = 1 if nodes[2] is None else whole if float_step else _known_int(interp, _int_dim(interp, nodes[2]))
     length = None if start is None or end is None or not step else _range_length(start, end, step, interp.ctx.settings.sizes)
     if length is None:
         return TensorFact(None, framework="torch")
-    dtype = dtype.dtype if type(dtype) is DTypeFact else (None if dtype_node is not None else "int64")
+    # int64 unless a float bound makes torch's default float dtype (not known here) or `dtype` says
+    dtype = dtype.dtype if type(dtype) is DTypeFact else (None if dtype_node is not None or float_step else "int64")
     return TensorFact((length,), dtype, framework="torch")
+
+
+def _whole_float(node):
+    """A float literal step of whole value (`2.0`, `-1.0`) as its int: torch counts ceil((end - start)
+    / step) elements, the same for it; None for any other step."""
+    negative = type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
+    literal = node.expression if negative else node
+    if type(literal) is not cst.Float:
+        return None
+    value = float(literal.value.replace("_", ""))
+    if not value.is_integer():
+        return None
+    return -int(value) if negative else int(value)
 
 
 def _literal(node):

@@ -10,7 +10,7 @@ import math
 
 import libcst as cst
 
-from shape_annotations import evaluate_dim
+from shape_annotations import evaluate_integer
 
 from ...analysis.facts import DimFact, ScalarFact, StringFact
 from ...analysis.interpreter import UNHANDLED
@@ -49,14 +49,13 @@ class FloatValues:
 
 
 def number(run, fact):
-    """The Python number a fact stands for: a known float, a dim of known size, an int or bool."""
+    """The Python number a fact stands for: a known float, a dim of known size, an int or bool. A
+    dim is the int the program computed (`one.size(1) - t` may be negative, `//` floors), as
+    evaluate_integer reads it."""
     if type(fact) is ScalarFact:
         return run.floats.value(fact)
     if type(fact) is DimFact:
-        try:
-            return evaluate_dim(fact.dim, run.sizes)
-        except Exception:  # noqa: BLE001 - a dim with no size is no known number
-            return None
+        return evaluate_integer(fact.dim, run.sizes)
     if type(fact) is IntFact:
         return fact.value
     if type(fact) is BoolFact:

@@ -21,7 +21,7 @@ from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, TensorFact, known_int, merge_facts
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
-from ..values import autograd_functions
+from ..values import autograd_functions, execution_modes
 from ..values.value_arguments import value_arguments
 from ..values.library_layers import EINOPS_LAYERS, EinopsLayer, build_einops_layer, has_parameters
 from ..values.objects import (
@@ -313,6 +313,8 @@ def conditional(interp, node: cst.IfExp):
         run.note_undecided(interp.ctx.code(node.test))
     if body is orelse:
         return body
+    if execution_modes.is_grad_mode(body) or execution_modes.is_grad_mode(orelse):  # `nullcontext() if k else no_grad()`
+        return execution_modes.choose(interp.ctx.code(node.test), body, orelse)
     if is_module_value(body) and is_module_value(orelse):
         return ModuleChoice(interp.ctx.code(node.test), (body, orelse))
     if _is_class(body) and _is_class(orelse):  # `Attention if n_kv is None else GroupedQueryAttention`

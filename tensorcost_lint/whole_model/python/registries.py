@@ -131,6 +131,9 @@ def _value(run, interp, registry_ref, node, source):
             home, definition = found
             resolved = ClassRef(home, definition) if type(definition).__name__ == "ClassDef" \
                 else FunctionRef(home, definition)
+        elif run.tree.global_value(source, node.id) is not None and not registry_ref.instantiates:
+            # `{"gelu": gelu_new}` of a module-level `gelu_new = get_activation("gelu_new")`: its value
+            return run.module_value(source, node.id)
         else:
             dotted = source.ctx.settings.imports.resolve_text(node.id)
             resolved = TorchFunction(dotted) if dotted else None

@@ -17,7 +17,7 @@ from ..python import (
     python_values, registries
 )
 from . import choices
-from ..values import installed_source, library_layers
+from ..values import execution_modes, installed_source, library_layers
 from ..values.value_arguments import value_arguments
 from ..values.installed_source import searched_in_site
 from ..source import module_bindings
@@ -62,6 +62,8 @@ class CallDispatch:
             return torch_values.eager_check(self, args)
         if name == "torch.is_tensor":
             return torch_values.is_tensor(self, args)
+        if name in execution_modes.FUNCTIONS:  # `torch.no_grad()`, `torch.autocast(...)`: what a `with` enters
+            return execution_modes.FUNCTIONS[name](self, args)
         if name in pytrees.FUNCTIONS:
             return pytrees.FUNCTIONS[name](self, args)
         if name in op_table.FUNCTIONS and searched_in_site(name.split(".")[0]):
@@ -78,7 +80,7 @@ class CallDispatch:
         if name is not None and name.startswith("torch.nn."):
             spliced = call_binding.spliced_arguments(self, args, lambda n: _pure(n, self.env)) if args.starred else None
             if spliced is not None:  # `nn.Conv2d(cin, cout, k, padding=p, **kwargs)`: stride is in kwargs
-                return _with_spliced(self, spliced, lambda bound: self.torch_module(name, bound))
+                return _with_spliced(self, spliced, lambda bound: _torch_nn_call(self, name, bound))
             return self.torch_module(name, args)
         if name is not None and args.starred and name.startswith("torch.") and name in op_table.FUNCTIONS \
                 and name not in SITE_FUNCTIONS:
@@ -319,6 +321,15 @@ def _plain_index(index, env) -> bool:
         return True
     return isinstance(index.value, cst.Name) and env is not None and \
         type(env.get(index.value.value)) in (DimFact, IntFact, StringFact, ScalarFact)  # an int of unknown value too
+
+
+def _torch_nn_call(interp, name, args):
+    """`torch.nn.X(...)` of spliced arguments: a module built, else a function of the op table
+    (`F.layer_norm(*args)`) read by its rule, as the same call written out is."""
+    built = interp.torch_module(name, args)
+    if built is UNHANDLED and name in op_table.FUNCTIONS and name not in SITE_FUNCTIONS:
+        return op_table.FUNCTIONS[name](interp, args)
+    return built
 
 
 def _with_spliced(interp, spliced, call):

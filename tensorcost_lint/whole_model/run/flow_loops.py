@@ -62,7 +62,10 @@ class FlowLoops:
             body_env = dict(self.env)
             self._with_env(body_env).assign(node.target, element, None)
         else:
-            self.evaluator.eval(node.test)
+            if self.run_.decide(self.evaluator, node.test) is False:  # `while x.dim() < 3` of a 3-d x: no pass
+                if node.orelse is not None:
+                    self._set_env(self._block(node.orelse.body, dict(self.env)))
+                return
             body_env, count, reason, index = dict(self.env), None, "while loop: trip count is not known statically", None
         self.run_.doubt()  # one pass stands for many, or for a count not known: what each pass does is not
         before = self._grad_signature(body_env)

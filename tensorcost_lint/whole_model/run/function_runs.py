@@ -16,7 +16,7 @@ from ..python import call_binding
 from . import choices, module_globals
 from .model_evaluator import ModelEvaluator
 from .model_flow import ModelFlow
-from ..values.objects import NONE
+from ..values.objects import NONE, ClassRef
 from ..values.optional_values import join_optional
 from ..python.gradient_flow import OPAQUE
 
@@ -67,6 +67,10 @@ class FunctionRuns:
         ordered = [*params.posonly_params, *params.params]
         env: dict = {}
         if is_static(node):
+            instance = self.instance(self_fact) if self_fact is not None and ordered else None
+            if instance is not None and _decorated(node, "classmethod"):
+                env[ordered[0].name.value] = ClassRef(instance.source, instance.cls)  # `self._merge(...)`: cls is its class
+                ordered = ordered[1:]
             self_fact = None  # a @staticmethod read through `self` binds nothing to its first parameter
         if self_fact is not None and ordered:
             env[ordered[0].name.value] = self_fact
@@ -108,6 +112,10 @@ class FunctionRuns:
 
 
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad")
+
+
+def _decorated(node: cst.FunctionDef, name: str) -> bool:
+    return any(type(d.decorator) is cst.Name and d.decorator.value == name for d in node.decorators)
 
 
 def disables_grad(ctx, node: cst.FunctionDef) -> int:

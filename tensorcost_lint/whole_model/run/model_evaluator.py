@@ -55,8 +55,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 fact = node.value if kind is Bound else super().eval(node)  # Bound: read as a name is
             finally:
                 flowed = frames.pop()  # the tensors needing a gradient this expression read or made
-            if flowed and cuts_gradient(self, node):
-                flowed = None  # `torch.zeros_like(h)`, `h.detach()`: a new tensor, outside the graph
+            if flowed and (self.run.no_grad or cuts_gradient(self, node)):
+                flowed = None  # `torch.zeros_like(h)`, `h.detach()`, under `no_grad`: outside the graph
             if not python_values.is_metadata(node):  # `x.shape`, `x.device`: no gradient flows through them
                 run = self.run
                 run.storage.observe(self, node, fact)
@@ -81,7 +81,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
                     # a tensor stands for what it was computed from; any other value (an output
                     # record, a dict) passes on what flowed into it
                     flow_into(frames, grad_items(run, fact) or flowed)
-                    if type(node) is cst.Name:  # (not isinstance: LibCST's ABCs cost it per expression)
+                    if type(node) is cst.Name and not run.no_grad:  # (not isinstance: LibCST's ABCs are slow)
                         flow_into(frames, self.env.get(GRAD_TAINT + node.value))
             loss.settle(self.ctx, node, fact, self.run.loss_reason)
             if (fact is None or type(fact) is TensorFact and fact.shape is None) and kind is not cst.Name \
@@ -168,9 +168,10 @@ class ModelEvaluator(CallDispatch, Evaluator):
         if known is not UNHANDLED:
             return known
         known = decisions.compare_known(self, node)  # `(num % den) == 0`, `ind == len(layers) - 1`
-        if known is not UNHANDLED:  # evaluated once: its answer, known or not
-            return known
-        return super()._eval_Comparison(node)
+        result = super()._eval_Comparison(node) if known is UNHANDLED else known  # evaluated once, known or not
+        if type(result) is not BoolFact:  # `use_bias=layer_idx == n - 1`: a repeated layer's own index decides it
+            self.run.loop_indices.undecided(self, node)
+        return result
 
     def unify_dims(self, node, undecided) -> bool:
         return dim_unification.unify(self.run, self.ctx, node, undecided)

@@ -10,6 +10,7 @@ import libcst as cst
 from ...analysis.facts import SelfFact, merge_facts
 from ...analysis.function_flow import merge_envs
 from . import choices, module_globals, try_paths
+from ..values import execution_modes
 from ..python import container_changes
 from ..values import optional_values
 from .flow_assignments import FlowAssignments
@@ -96,9 +97,11 @@ class ModelFlow(FlowLoops, FlowAssignments):
         context manager that sets a module switch for its block (module_globals) restores it. They
         run as a constructor's code runs (bookkeeping, nothing costed, a call not followed not
         listed), as before the run ran them at all."""
-        autocast, exits = None, []
+        autocast, exits, modes = None, [], []
         for item in node.items:
             value = self.evaluator.eval(item.item)
+            if execution_modes.is_mode(value):
+                modes.append((item.item, value))
             autocast = autocast or self._autocast_dtype(item.item)
             enter = self.run_.method_of(value, "__enter__")
             entered = self._context_call(enter, [], item.item) if enter is not None else None
@@ -107,7 +110,8 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 exits.append((exit_, item.item))
             if item.asname is not None:
                 self.assign(item.asname.name, entered, None)
-        self._set_env(self._block(node.body, dict(self.env), autocast))
+        with execution_modes.entered(self.run_, self.ctx, modes):
+            self._set_env(self._block(node.body, dict(self.env), autocast))
         for exit_, item in reversed(exits):
             self._context_call(exit_, [NONE, NONE, NONE], item)
 

@@ -104,6 +104,7 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.forward_build = False  # the constructors running were called by running code, not by a build
         self.factory = False  # a classmethod factory is running inside a constructor (code_calls)
         self.no_grad = 0  # inside a `@torch.no_grad()` function: nothing computed needs a gradient
+        self.autocast_modes: list = []  # the autocasts entered (execution_modes.AutocastMode), innermost last
         self.floats = FloatValues()  # the values of the Python floats the run knows
         self.floats.know(library_values.ZERO_FLOAT, 0.0)  # config.json's 0.0 compares as 0.0 (`jitter > 0`)
         self.frames: list = []  # (function node, self fact) of the functions running, innermost last
