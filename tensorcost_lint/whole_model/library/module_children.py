@@ -51,8 +51,10 @@ def named_children(run, module):
     children: list = []
     if not module_root(run, instance.source, instance.cls):
         contents = instance.contents
-        if torch_base(run, instance.source, instance.cls) is None or type(contents) not in (
-                ModuleList, Sequential, ModuleFact, Embedding):
+        base = torch_base(run, instance.source, instance.cls)
+        if base in _DICT_BASES and contents is None:
+            pass  # `class Block(nn.ModuleDict)` built empty: its children are what it registered
+        elif base is None or type(contents) not in (ModuleList, Sequential, ModuleFact, Embedding):
             return None  # a base outside the tree and torch: what it registers is not known
         if type(contents) in (ModuleList, Sequential):  # its items first (a Sequential's hold the later ones too)
             listed = _items(run, contents)
@@ -70,16 +72,31 @@ def named_children(run, module):
 
 
 def children_call(interp, receiver, method: str, args):
-    """`module.named_children()` / `module.children()`: an iterator over the known children; None
-    when they are not known; UNHANDLED for another call (nothing evaluated)."""
-    if method not in ("named_children", "children") or args.positional or args.keywords or args.starred:
+    """`module.named_children()` / `module.children()`, and `self.items()` / `values()` / `keys()` in
+    a subclass of nn.ModuleDict (what it registered, by name: torchvision's and timm's dense
+    blocks): an iterator over the known children; None when they are not known; UNHANDLED for
+    another call (nothing evaluated)."""
+    if args.positional or args.keywords or args.starred:
+        return UNHANDLED
+    if method not in ("named_children", "children") and not (method in _DICT_VIEWS and _dict_subclass(interp.run, receiver)):
         return UNHANDLED
     pairs = named_children(interp.run, receiver)
     if pairs is None:
         return None
-    if method == "named_children":
+    if method in ("named_children", "items"):
         return IteratorFact(tuple(SequenceFact((StringFact(name), child)) for name, child in pairs))
+    if method == "keys":
+        return IteratorFact(tuple(StringFact(name) for name, _ in pairs))
     return IteratorFact(tuple(child for _, child in pairs))
+
+
+_DICT_BASES = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+_DICT_VIEWS = frozenset({"items", "values", "keys"})
+
+
+def _dict_subclass(run, receiver) -> bool:
+    instance = run.instance(receiver) if type(receiver) is SelfFact else None
+    return instance is not None and torch_base(run, instance.source, instance.cls) in _DICT_BASES
 
 
 def _items(run, container):
