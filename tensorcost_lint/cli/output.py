@@ -21,10 +21,8 @@ def write_output(text: str | list[str] | Streamed, path: str | None, protected=(
                 lambda piece: stream.write(piece.encode("utf-8", "backslashreplace"))), "--output", protected)
         return
     if not path or path == "-":
-        # in slices: the stream encodes what it is given at once (a 100 MB report: 100 MB more)
         for piece in ([text] if isinstance(text, str) else text):
-            for start in range(0, len(piece), _SLICE):
-                sys.stdout.write(piece[start:start + _SLICE])
+            _stdout_write(piece)
         sys.stdout.flush()
         return
     text = text if isinstance(text, str) else "".join(text)
@@ -32,5 +30,6 @@ def write_output(text: str | list[str] | Streamed, path: str | None, protected=(
 
 
 def _stdout_write(piece: str) -> None:
+    # in slices: the stream encodes what it is given at once (a 100 MB report: 100 MB more)
     for start in range(0, len(piece), _SLICE):
         sys.stdout.write(piece[start:start + _SLICE])

@@ -1,25 +1,29 @@
-"""`json.dumps(value, indent=n, ensure_ascii=...)`, byte for byte, at several times its speed.
+"""`json.dumps(value, indent=n, ensure_ascii=...)`, byte for byte, at several times its speed, handed
+to a writer as it is made.
 
 With an indent, CPython before 3.13 encodes in pure Python: a generator per container and several
-calls per value (100,000 call sites: ~12 s of a `check --format json`). This writer walks the same
-plain data (dicts, lists, tuples, str, int, float, bool, None) once, encoding strings with the C
-escapers json itself uses; anything else goes to `json.dumps`, so the output never differs.
+calls per value (100,000 call sites: ~12 s of a `check --format json`). This writer walks plain data
+(dicts, lists, tuples, str, int, float, bool, None) once, encoding strings with the C escapers json
+itself uses, and hands the text on in chunks of ~1 MB: a report of 100,000 sites is never held
+whole (a `model --format json` of a 100,000-statement forward held 27 MB of text and ~110 MB more in
+its pieces). A chunk once written cannot be taken back for json.dumps to redo, so anything but plain
+data is a TypeError.
 """
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring, encode_basestring_ascii
 
 _INFINITY = float("inf")
-# Items of lists up to this depth (`check`'s sites at 2, `model`'s at 3) are joined as soon as they
-# are written: 100,000 sites are ~5 million small strings otherwise (~450 MB held until the last join).
-_JOINED_DEPTH = 3
+# `consume`: the items of lists up to this depth (`check`'s sites at 2, `model`'s at 3) are let go
+# once written (100,000 site records are ~200 MB as dicts)
+_CONSUMED_DEPTH = 3
+_CHUNK_PIECES = 8192  # pieces joined into one chunk for the writer
 _SCALARS = {None: "null", True: "true", False: "false"}
 
 
 class _Other(Exception):
-    """A value this writer does not encode (a subclass, an unusual key): json.dumps decides."""
+    """A value this writer does not encode (a subclass, an unusual key)."""
 
 
 def _float(value: float) -> str:
@@ -49,49 +53,29 @@ def _key(key, string) -> str:
     raise _Other
 
 
-def dumps_indented(value, indent: int = 2, ensure_ascii: bool = True, end: str = "", consume: bool = False) -> str:
-    """`end` is appended in the one join (`+ "\n"` afterwards copies a 100 MB report once more).
-    `consume`: the items of shallow lists are set to None once written (a caller that made `value`
-    only to write it: 100,000 site records are ~200 MB as dicts, ~100 MB as text)."""
-    return "".join(indented_parts(value, indent, ensure_ascii, end, consume))
-
-
-def indented_parts(value, indent: int = 2, ensure_ascii: bool = True, end: str = "",
-                   consume: bool = False) -> list[str]:
-    """dumps_indented's text as the pieces it is joined from (one per shallow item): a caller that
-    only writes the text writes them in turn, never holding the text twice."""
-    return _encoded(value, indent, ensure_ascii, end, consume, None)
-
-
 class Streamed:
-    """dumps_indented's text handed to a writer as it is made, in chunks of ~1 MB: a report of 100,000
-    sites is never held whole (a `model --format json` of a 100,000-statement forward held 27 MB of
-    text and ~110 MB more in its pieces). Its value must be plain JSON data (dicts, lists, tuples,
-    str, int, float, bool, None): a chunk once written cannot be taken back for json.dumps to redo,
-    so anything else is a TypeError. `consume` as for indented_parts."""
+    """A value's `json.dumps(value, indent=indent, ensure_ascii=ensure_ascii) + end` text, for a
+    writer. `consume`: the items of shallow lists are set to None once written (a caller that made
+    `value` only to write it)."""
 
     def __init__(self, value, indent: int = 2, ensure_ascii: bool = True, end: str = "", consume: bool = False):
         self.value, self.indent, self.ensure_ascii, self.end, self.consume = value, indent, ensure_ascii, end, consume
 
     def write_to(self, write) -> None:
-        """Calls `write(text)` for each chunk in order; the chunks joined are dumps_indented's text."""
+        """Calls `write(text)` for each chunk in order; the chunks joined are the text."""
         value, self.value = self.value, None  # written once: a consumed value is gone
-        for piece in _encoded(value, self.indent, self.ensure_ascii, self.end, self.consume, write):
-            write(piece)
+        _write(value, self.indent, self.ensure_ascii, self.end, self.consume, write)
 
 
-_CHUNK_PIECES = 8192  # pieces joined into one chunk for a streaming writer
-
-
-def _encoded(value, indent: int, ensure_ascii: bool, end: str, consume: bool, flush) -> list[str]:
-    """The pieces of the text. With `flush`, the pieces made so far go to it, joined, whenever
-    enough have gathered at the end of a shallow item; what is returned is the rest."""
+def _write(value, indent: int, ensure_ascii: bool, end: str, consume: bool, flush) -> None:
+    """The text, to `flush` in chunks: the pieces made so far, joined, whenever enough have gathered
+    at the end of a list's item."""
     string = encode_basestring_ascii if ensure_ascii else encode_basestring
     parts: list = []
     append = parts.append
     key_texts: dict = {}  # a str key -> its JSON text and ": "
     step = " " * indent
-    shallowest = 1 + _JOINED_DEPTH * len(step)  # the margin of items at that depth
+    shallowest = 1 + _CONSUMED_DEPTH * len(step)  # the margin of items at that depth
 
     def write(item, margin: str) -> None:
         kind = type(item)
@@ -141,28 +125,13 @@ def _encoded(value, indent: int, ensure_ascii: bool, end: str, consume: bool, fl
             separator = "[" + inner
             shallow = len(inner) <= shallowest
             for index, entry in enumerate(item):
-                if flush is not None:  # streamed: no piece is taken back, so none is kept
-                    append(separator)
-                    write(entry, inner)
-                    if len(parts) >= _CHUNK_PIECES:
-                        flush("".join(parts))
-                        parts.clear()
-                    if consume and shallow and kind is list:
-                        item[index] = None
-                elif shallow:
-                    mark = len(parts)
-                    append(separator)
-                    try:
-                        write(entry, inner)
-                    except _Other:  # json.dumps writes this item, at this depth: the same bytes
-                        del parts[mark + 1:]
-                        append(json.dumps(entry, indent=indent, ensure_ascii=ensure_ascii).replace("\n", inner))
-                    parts[mark:] = ["".join(parts[mark:])]
-                    if consume and kind is list:
-                        item[index] = None  # written: its memory goes back as its text grows
-                else:
-                    append(separator)
-                    write(entry, inner)
+                append(separator)
+                write(entry, inner)
+                if len(parts) >= _CHUNK_PIECES:
+                    flush("".join(parts))
+                    parts.clear()
+                if consume and shallow and kind is list:
+                    item[index] = None  # written: its memory goes back as its text grows
                 separator = "," + inner
             append(margin + "]")
         else:
@@ -171,8 +140,6 @@ def _encoded(value, indent: int, ensure_ascii: bool, end: str, consume: bool, fl
     try:
         write(value, "\n")
     except (_Other, RecursionError):
-        if flush is not None:
-            raise TypeError("a streamed JSON value is not plain JSON data, or is nested too deep") from None
-        return [json.dumps(value, indent=indent, ensure_ascii=ensure_ascii) + end]
+        raise TypeError("a JSON report's value is not plain JSON data, or is nested too deep") from None
     append(end)
-    return parts
+    flush("".join(parts))
