@@ -204,9 +204,9 @@ def _comprehensions(node):
 
 def _spliced_sequential(interp, args: CallArgs):
     """`nn.Sequential(first, *rest)`: the modules in order, each argument evaluated once, a starred
-    one spliced when its modules are listed (a list built by `append`, a display) or none (a
-    comprehension over `range(0)`). A repeated module among others (`*[Block() for _ in range(n)]`
-    with n > 0 after `first`) is one module standing for n built ones: which runs where is then not
+    one spliced when its modules are listed (a list built by `append`, a display; a comprehension
+    over `range(0)` is the empty list). A repeated module among others (`*[Block() for _ in
+    range(n)]` after `first`) is one module standing for n built ones: which runs where is then not
     known, and the Sequential is unknown, never the repeated module taken for distinct ones."""
     items, known = [], True
     for value in args.positional:
@@ -215,8 +215,8 @@ def _spliced_sequential(interp, args: CallArgs):
             items.append(fact)
             continue
         listed = python_values.list_value(fact)
-        if listed is None or listed.count is not None and known_count(listed.count, interp.ctx.settings.sizes) != 0:
+        if listed is None or listed.count is not None:
             known = False
-        elif listed.count is None:
+        else:
             items.extend(listed.items)
     return Sequential(tuple(items)) if known else None

@@ -52,9 +52,9 @@ def named_children(run, module):
     if not module_root(run, instance.source, instance.cls):
         contents = instance.contents
         base = torch_base(run, instance.source, instance.cls)
-        if base in _DICT_BASES and contents is None:
-            pass  # `class Block(nn.ModuleDict)` built empty: its children are what it registered
-        elif base is None or type(contents) not in (ModuleList, Sequential, ModuleFact, Embedding):
+        # `class Block(nn.ModuleDict)` built empty: its children are what it registered
+        empty_dict = base in _DICT_BASES and contents is None
+        if not empty_dict and (base is None or type(contents) not in (ModuleList, Sequential, ModuleFact, Embedding)):
             return None  # a base outside the tree and torch: what it registers is not known
         if type(contents) in (ModuleList, Sequential):  # its items first (a Sequential's hold the later ones too)
             listed = _items(run, contents)

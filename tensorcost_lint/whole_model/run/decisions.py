@@ -103,9 +103,9 @@ def decide_values(run, operator, left, left_node, right, right_node):
         # default one (the config's `default_dtype`), so two such are equal whatever it is
         default = getattr(run, "default_dtype", None)
         a, b = left.dtype or default, right.dtype or default
-        if left.dtype == right.dtype or a is not None and b is not None:
-            return (left.dtype == right.dtype or a == b) == (symbol == "==")
-        return None
+        if left.dtype != right.dtype and None in (a, b):
+            return None  # a stated dtype against the default one, which the run was not given
+        return (a == b) == (symbol == "==")
     if symbol in ("==", "!=") and MappingFact in (type(left), type(right)):
         a, b = _structure(run, left), _structure(run, right)  # `overrides.get(i, {}) != reference`
         return None if _UNKNOWN in (a, b) else (a == b) == (symbol == "==")

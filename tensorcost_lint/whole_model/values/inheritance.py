@@ -12,6 +12,7 @@ import ast
 import libcst as cst
 
 from ...analysis.imports import ast_dotted_name, dotted_name
+from .objects import ClassRef
 
 # Bases walked per class: far above any real hierarchy (transformers' deepest is under 10), and a
 # bound on a hostile one; a chain cut here is listed (ModelRun.limit_reached), never a silent zero.
@@ -141,7 +142,7 @@ def owner_of(run, instance, method):
     return None
 
 
-def is_subclass(run, cls: "ClassRef", base: "ClassRef") -> bool | None:
+def is_subclass(run, cls: ClassRef, base: ClassRef) -> bool | None:
     """`issubclass(cls, base)` for two classes of the tree: True when `base` is on `cls`'s chain of
     bases; False when it is not and every base the chain leaves the tree by is `object` or torch's
     (no class of the tree derives from those); None when a base the chain could not follow might
