@@ -66,3 +66,13 @@ def counted_flops(model, *inputs, training: bool) -> int:
         if training:
             out.sum().backward()
     return counter.get_total_flops()
+
+
+def record_and_reference(tmp_path, capsys, model, dims: dict, spec: str, example, mode: str) -> tuple[dict, int]:
+    """(`tensorcost model`'s record of `type(model).forward` from its source file, its input `x`
+    declared as `spec`; FlopCounterMode's total for `model` run on `example`), in `mode`."""
+    import inspect
+
+    cls = type(model)
+    record = model_record(tmp_path, capsys, dims, f"{inspect.getfile(cls)}:{cls.__name__}.forward", {"x": spec}, mode)
+    return record, counted_flops(model, example, training=mode == "training")

@@ -13,35 +13,32 @@ torch = pytest.importorskip("torch")
 
 from tests.whole_model.fixtures.styles.number_first import (  # noqa: E402
     CountdownPositions, InterleavedPositions, OffsetBias, SlopedAttention)  # noqa: E402
-from tests.whole_model.model_runs import counted_flops, model_record  # noqa: E402
+from tests.whole_model.model_runs import record_and_reference  # noqa: E402
 
-ENTRY = "tests/whole_model/fixtures/styles/number_first.py:SlopedAttention.forward"
 BATCH, STEPS, DIM = 2, 8, 32
+SIZES = {"B": BATCH, "T": STEPS}
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
 def test_number_first_tables_reach_the_scores(tmp_path, capsys, mode):
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, ENTRY, {"x": f"float32 B T {DIM}"}, mode)
-    reference = counted_flops(SlopedAttention(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, SlopedAttention(), SIZES, f"float32 B T {DIM}",
+                                             torch.randn(BATCH, STEPS, DIM), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
 def test_strided_halves_of_a_dim_width_join_back_to_it(tmp_path, capsys, mode):
-    entry = ENTRY.replace("SlopedAttention", "InterleavedPositions")
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS, "width": DIM}, entry,
-                          {"x": "float32 B T width"}, mode)
-    reference = counted_flops(InterleavedPositions(DIM), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, InterleavedPositions(DIM), {**SIZES, "width": DIM}, "float32 B T width",
+                                             torch.randn(BATCH, STEPS, DIM), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
 def test_negative_offsets_are_python_ints(tmp_path, capsys, mode):
-    entry = ENTRY.replace("SlopedAttention", "OffsetBias")
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
-    reference = counted_flops(OffsetBias(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, OffsetBias(), SIZES, f"float32 B T {DIM}",
+                                             torch.randn(BATCH, STEPS, DIM), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
 
@@ -50,9 +47,8 @@ def test_negative_offsets_are_python_ints(tmp_path, capsys, mode):
 def test_a_table_entry_built_at_import_is_its_value(tmp_path, capsys, mode):
     from tests.whole_model.fixtures.styles.activation_table import TableMLP
 
-    entry = "tests/whole_model/fixtures/styles/activation_table.py:TableMLP.forward"
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
-    reference = counted_flops(TableMLP(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, TableMLP(), SIZES, "float32 B T 16",
+                                             torch.randn(BATCH, STEPS, 16), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
 
@@ -61,17 +57,15 @@ def test_a_table_entry_built_at_import_is_its_value(tmp_path, capsys, mode):
 def test_a_while_false_on_entry_runs_no_pass(tmp_path, capsys, mode):
     from tests.whole_model.fixtures.styles.rank_guards import RankGuarded
 
-    entry = "tests/whole_model/fixtures/styles/rank_guards.py:RankGuarded.forward"
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": "float32 B T 16"}, mode)
-    reference = counted_flops(RankGuarded(), torch.randn(BATCH, STEPS, 16), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, RankGuarded(), SIZES, "float32 B T 16",
+                                             torch.randn(BATCH, STEPS, 16), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
 
 
 @pytest.mark.parametrize("mode", ["inference", "training"])
 def test_arange_with_float_steps_and_a_negative_end(tmp_path, capsys, mode):
-    entry = ENTRY.replace("SlopedAttention", "CountdownPositions")
-    record = model_record(tmp_path, capsys, {"B": BATCH, "T": STEPS}, entry, {"x": f"float32 B T {DIM}"}, mode)
-    reference = counted_flops(CountdownPositions(), torch.randn(BATCH, STEPS, DIM), training=mode == "training")
+    record, reference = record_and_reference(tmp_path, capsys, CountdownPositions(), SIZES, f"float32 B T {DIM}",
+                                             torch.randn(BATCH, STEPS, DIM), mode)
     assert record["totals"]["flops"] == reference
     assert record["complete"] is True
