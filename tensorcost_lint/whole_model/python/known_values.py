@@ -21,7 +21,7 @@ from shape_annotations import BinOp, Const, simplify_dim
 from ...analysis.facts import DimFact, SequenceFact, StringFact, TensorFact, known_int
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
-from . import python_values, string_format
+from . import python_values
 from .call_binding import UNKNOWN_REST
 from ..values.library_objects import IntFact, MappingFact
 from ..values.mapping_keys import key_fact, key_of
@@ -213,8 +213,6 @@ def partly_unknown(mapping: MappingFact) -> bool:
 def arithmetic(run, operator, left, right):
     """`a | b` of booleans (`return_hiddens |= ...`), `a % b` and `a // b` of known ints, and a
     tuple times a known int on either side; UNHANDLED otherwise."""
-    if isinstance(operator, cst.Modulo) and type(left) is StringFact:
-        return string_format.percent(run, left, right)  # `"layer%d" % (i + 1)`
     if type(left) is BoolFact and type(right) is BoolFact:
         if isinstance(operator, cst.BitOr):
             return BoolFact(left.value or right.value)

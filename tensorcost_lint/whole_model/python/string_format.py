@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import re
 
-from shape_annotations import evaluate_integer
-
-from ...analysis.facts import DimFact, ScalarFact, SequenceFact, StringFact
-from ..values.library_objects import IntFact
+from ...analysis.facts import SequenceFact, StringFact
 from ..values.objects import BoolFact
+from . import known_floats
 
 _SPEC = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
 MAX_FIELD = 64  # widths and precisions computed; past it the string is left unknown
@@ -40,10 +38,6 @@ def percent(run, template: StringFact, right):
 
 
 def _plain(run, fact):
-    if type(fact) is StringFact or type(fact) is IntFact or type(fact) is BoolFact:
-        return fact.value
-    if type(fact) is DimFact:
-        return evaluate_integer(fact.dim, run.sizes)
-    if type(fact) is ScalarFact:
-        return run.floats.value(fact)
-    return None
+    if type(fact) is StringFact or type(fact) is BoolFact:
+        return fact.value  # `"%s" % True` is "True"
+    return known_floats.number(run, fact)

@@ -21,7 +21,7 @@ from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
 from ..library import backward_matmuls, library_values, object_attributes, torch_values
 from ..python import builtin_functions, class_decorators, class_members, known_containers, known_floats, \
-    known_iteration, known_math, known_values, python_values, registries
+    known_iteration, known_math, known_values, python_values, registries, string_format
 from . import decisions, expressions
 from ..values import dim_unification, lambdas, library_layers
 from ..source import module_bindings
@@ -261,6 +261,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
         return expressions.subscript(self, node) if known is UNHANDLED else known
 
     def arithmetic(self, operator, left, right):
+        if isinstance(operator, cst.Modulo) and type(left) is StringFact:
+            return string_format.percent(self.run, left, right)  # `"layer%d" % (i + 1)`
         known = known_floats.arithmetic(self.run, operator, left, right)
         if known is not UNHANDLED:
             return known
