@@ -73,7 +73,7 @@ def run_checkpointed(run, function, positional, keywords, node):
             inputs.append(layout.storage)
     bound = function.bound.self_fact if function.bound is not None else None
     # the inputs are kept for the wrapped module (the layer), where the tree shows them
-    entry = Checkpointed(run.paths.get(id(bound), run.module), tuple(inputs))
+    entry = Checkpointed(run.paths.get(bound, run.module), tuple(inputs))
     with run.collecting(entry.entries):
         result = run._invoke(function, positional, keywords, node)
     run.add(entry)

@@ -79,7 +79,7 @@ def cache_objects(run, value) -> list:
             continue
         seen.add(id(item))
         if type(item) is SelfFact:
-            if id(item) not in run.paths and run.instance(item) is not None:
+            if item not in run.paths and run.instance(item) is not None:
                 found.append(item)
         elif type(item) is RecordFact:
             pending.extend(field for _, field in item.fields)
@@ -107,9 +107,9 @@ def _held_tensors(run, caches) -> tuple:
         if type(item) is TensorFact:
             tensors.append((item, copies))
         elif type(item) is SelfFact:
-            if id(item) in run.paths:
+            if item in run.paths:
                 continue  # a module the cache refers to: its parameters are no cache
-            if id(item) in run.incomplete_objects:
+            if item in run.incomplete_objects:
                 return None, f"an object of the cache ({_class(run, item)}) may hold attributes the run did not see"
             for name, held in item.attributes.items():
                 if held is None:

@@ -195,7 +195,7 @@ def sub_config(run, name: str, value: dict):
     dict's fields, its attribute_map's names read through to them and its class defaults for the
     fields the dict leaves out, as the parent config's constructor builds it from the dict. Made
     once per run; None when no class of that model type is found (the dict is read as a dict)."""
-    made = run.__dict__.setdefault("sub_configs", {})
+    made = run.sub_configs
     if name not in made:
         made[name] = None
         root = run.instances.get(id(CONFIG))
@@ -218,7 +218,7 @@ def sub_config(run, name: str, value: dict):
                              if type(item) is dict and type(item.get("model_type")) is str
                              else json_fact(key, item, {}, run.floats) for key, item in fields.items()})
             fact.attributes.update({key: _assumed_fact(run, value) for key, value in assumed.items()})
-            run.__dict__.setdefault("sub_config_ids", set()).add(id(fact))
+            run.sub_config_objects.add(fact)
             run.instances[id(fact)] = Instance(home, cls, fact)
             through_setters = {key: value[key] for key in setter_fields(run, fact, value)}
             for key in through_setters:  # its setter stores it; the getter reads it back

@@ -88,8 +88,8 @@ class ModuleCalls:
         return UNHANDLED
 
     def visit(self, module) -> None:
-        if id(module) in self.paths:
-            self.add(Visit(self.paths[id(module)]))
+        if module in self.paths:
+            self.add(Visit(self.paths[module]))
 
     def call_linear(self, interp, node, module, args):
         """A linear or convolution module: its input evaluated first (its own sites stay with the
@@ -99,8 +99,8 @@ class ModuleCalls:
             interp.eval(value)
         before = len(self.entries)
         outer = self.module
-        self.module = self.paths.get(id(module), outer)
-        if id(module) in self.paths:
+        self.module = self.paths.get(module, outer)
+        if module in self.paths:
             self.add(Visit(self.module))
         try:
             out = calls.call_module(interp, node, module, CallArgs([Given(x)], {}, False))
@@ -118,8 +118,8 @@ class ModuleCalls:
         indices = interp.eval(args.get(0, "input"))
         if type(indices) is not TensorFact or indices.shape is None or embedding.dim is None:
             return None
-        if id(embedding) in self.paths:
-            self.add(Visit(self.paths[id(embedding)]))
+        if embedding in self.paths:
+            self.add(Visit(self.paths[embedding]))
         out = TensorFact(tuple(indices.shape) + (embedding.dim,), None, framework="torch")
         if not self.parameters.frozen(embedding):
             self.mark(out)  # a lookup into a parameter (a frozen one gives rows that need no gradient)

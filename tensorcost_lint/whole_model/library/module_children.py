@@ -44,7 +44,7 @@ def named_children(run, module):
     if kind is not SelfFact:
         return None
     instance = run.instance(module)
-    if instance is None or id(module) in run.incomplete_objects:
+    if instance is None or module in run.incomplete_objects:
         return None
     if plain_class(run, instance.source, instance.cls):
         return None  # not a module: it has no named_children

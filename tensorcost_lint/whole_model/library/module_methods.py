@@ -65,7 +65,7 @@ def _add_module(interp, receiver: SelfFact, args):
     if set(bound) == {"name", "module"} and type(name) is StringFact:
         receiver.attributes[name.value] = module
     else:
-        interp.run.incomplete_objects.add(id(receiver))
+        interp.run.incomplete_objects.add(receiver)
     return NONE
 
 

@@ -25,9 +25,9 @@ class ModulePaths:
                 self.classes[path] = self.classes.get(path) or " | ".join(names)
                 pending.extend((side, path) for side in value.sides)
                 continue
-            if id(value) in self.paths or not _is_module(value):
+            if value in self.paths or not _is_module(value):
                 continue
-            self.paths[id(value)] = path
+            self.paths[value] = path
             self.classes[path] = self.classes.get(path) or _class_name(self, value)
             children = _container_children(value)
             if type(value) is SelfFact:
@@ -36,7 +36,7 @@ class ModulePaths:
                 # `class Stage(nn.Sequential)`: its layers are `stage.0`, ... as torch names them
                 children = list(value.attributes.items()) + _container_children(contents)
                 if type(contents) in (ModuleFact, Embedding):  # `class Proj(nn.Linear)`: the layer is the object
-                    self.paths.setdefault(id(contents), path)
+                    self.paths.setdefault(contents, path)
             for name, child in children:
                 pending.append((child, ".".join(p for p in (path, str(name)) if p)))
 

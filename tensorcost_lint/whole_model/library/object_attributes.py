@@ -16,6 +16,7 @@ field of config.json is not removed (unknown), as the run keeps those fields apa
 
 from __future__ import annotations
 
+from ..values.identity import Pair
 from ...analysis.facts import CONFIG, ModuleFact, SelfFact, StringFact
 from ...analysis.interpreter import UNHANDLED
 from ..python import attribute_presence, callable_values, config_copies
@@ -121,6 +122,6 @@ def _held(run, owner, name: str):
             return True  # config.json's field (a setter's field is the property's, not the dict's)
         return False if run.config_values and run.instances.get(id(CONFIG)) is not None else None
     if name in owner.attributes:
-        return None if (id(owner), name) in run.maybe_attributes else True
+        return None if Pair((owner, name)) in run.maybe_attributes else True
     return False if attribute_presence.holds_every_attribute(run, owner) else None
 

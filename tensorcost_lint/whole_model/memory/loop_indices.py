@@ -178,7 +178,7 @@ def _alike(run, items) -> bool:
         return instance is not None and all(
             type(item) is SelfFact and run.instance(item) is not None
             and run.instance(item).cls is instance.cls and item.attributes == first.attributes
-            and id(item) not in run.incomplete_objects for item in items[1:])
+            and item not in run.incomplete_objects for item in items[1:])
     if type(first) is ScalarFact:  # every ScalarFact equals every other: alike when their known values are
         # (a drop-path rate per block: `rates[i]` of an unknown i is no one block's rate)
         return all(type(item) is ScalarFact for item in items) \

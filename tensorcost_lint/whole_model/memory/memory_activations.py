@@ -78,7 +78,6 @@ class SavedOps:
     listed (path:line: what) and make the activations unknown."""
 
     unknown: list = field(default_factory=list)
-    seen: dict = field(default_factory=dict)  # id(node) -> ids of its operand facts (an op evaluated twice)
     applied_outputs: dict = field(default_factory=dict)  # id(result) -> result of a module `applied` recorded
     temporary: tuple = ()  # what the op being read allocates in its backward, set by its rule
 
@@ -105,7 +104,7 @@ class SavedOps:
         elif saved:
             temporary, self.temporary = self.temporary, ()
             callee = run.storage.seen.get(id(node.func)) if isinstance(node, cst.Call) else None
-            owner = run.paths.get(id(callee)) if type(callee) in (ModuleFact, Embedding) else None
+            owner = run.paths.get(callee) if type(callee) in (ModuleFact, Embedding) else None
             entry = OpSaved(run.module, tuple(saved), layout_storage(run.storage, out),
                             gradient_inputs(run, node), temporary, owner)
             run.add(entry)
@@ -132,7 +131,7 @@ class SavedOps:
             return
         if saved:
             _record(run, OpSaved(run.module, tuple(saved), layout_storage(run.storage, out),
-                                 operand_gradients(run, [fact]), temporary, run.paths.get(id(module))), out)
+                                 operand_gradients(run, [fact]), temporary, run.paths.get(module)), out)
             self.applied_outputs[id(out)] = out
 
     def augmented(self, run, interp, node, result) -> None:

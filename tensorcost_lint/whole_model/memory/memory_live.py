@@ -155,7 +155,7 @@ class LiveNames:
                 pending.append(item.value)
             elif kind is SelfFact:
                 unstable = True
-                if id(item) not in self.run.paths and self.run.instance(item) is not None:
+                if item not in self.run.paths and self.run.instance(item) is not None:
                     pending.extend(reversed(list(item.attributes.values())))
         return tuple(found), unstable or bool(pending)
 

@@ -251,7 +251,7 @@ def _tied_paths(run) -> dict:
     `self.tokens.weight = self.head.weight`, Hugging Face's `_tied_weights_keys`)."""
     tied: dict = {}
     for (left, name), (right, _) in run.parameters.ties.items():
-        reader, holder = run.paths.get(left), run.paths.get(right)
+        reader, holder = run.paths.by_id(left), run.paths.by_id(right)
         if reader is not None and holder is not None:
             tied.setdefault((holder, name), []).append(reader)
     return tied

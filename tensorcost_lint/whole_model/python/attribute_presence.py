@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from ..values.identity import Pair
 from ...analysis.facts import SelfFact
 from ...analysis.imports import ast_dotted_name
 from ..source import module_bindings
@@ -62,16 +63,16 @@ def has_attribute(run, owner, name: str):
     if type(owner) is not SelfFact:
         return None
     if name in owner.attributes:
-        return None if (id(owner), name) in run.maybe_attributes else BoolFact(True)
+        return None if Pair((owner, name)) in run.maybe_attributes else BoolFact(True)
     instance = run.instances.get(id(owner))
     if instance is None:
         return None
-    if id(owner) in run.__dict__.get("sub_config_ids", ()):
+    if owner in run.sub_config_objects:
         # a sub-config read from config.json holds what its `to_dict()` wrote, as the config does
         # (library_values.config_has): a name neither there nor bound by its class is absent
         return BoolFact(any(_class_defines(node, name) for _, node in _chain(run, instance.source, instance.class_name)))
     verdict = _class_has(run, instance.source, instance.class_name, name)
-    if verdict is not None and not verdict.value and id(owner) in run.incomplete_objects:
+    if verdict is not None and not verdict.value and owner in run.incomplete_objects:
         return None
     return verdict
 
@@ -80,9 +81,9 @@ def holds_every_attribute(run, owner) -> bool:
     """Whether the run saw every attribute `owner`'s `__dict__` can hold (the conditions above, for
     any name): a name it does not hold is certainly not in its `__dict__`."""
     instance = run.instances.get(id(owner)) if type(owner) is SelfFact else None
-    if instance is None or id(owner) in run.incomplete_objects:
+    if instance is None or owner in run.incomplete_objects:
         return False
-    if id(owner) in run.__dict__.get("sub_config_ids", ()):
+    if owner in run.sub_config_objects:
         return True  # what its config.json dict holds
     return _class_has(run, instance.source, instance.class_name, "\0") == BoolFact(False)
 
@@ -145,7 +146,7 @@ def mark_handed(run, values) -> None:
         items = getattr(value, "items", None)
         for one in (value, *(items if type(items) is tuple else ())):
             if type(one) is SelfFact:
-                run.incomplete_objects.add(id(one))
+                run.incomplete_objects.add(one)
 
 
 def _holds_value(run, owner, name: str) -> bool:

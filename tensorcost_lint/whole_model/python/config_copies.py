@@ -73,7 +73,7 @@ def _config_copy(run, value):
 
 def _plain_object(run, value) -> bool:
     instance = run.instances.get(id(value)) if type(value) is SelfFact else None
-    return instance is not None and id(value) not in run.paths and plain_class(run, instance.source, instance.cls)
+    return instance is not None and value not in run.paths and plain_class(run, instance.source, instance.cls)
 
 
 def _object_copy(run, value, deep: bool, memo: dict):

@@ -48,7 +48,7 @@ class GradientFlow:
         # ids of the module objects an expression of the forward evaluated to with gradients on: a
         # parameter of a module never met there feeds no op, gets no .grad and no optimizer state
         # (parameter_gradients.py)
-        self.modules_read: set = set()
+        self.modules_read: dict = {}  # id(module value) -> the value (held: ids stay unique)
 
     # -- recording ---------------------------------------------------------------------------------
     def derive(self, fact, sources) -> None:
@@ -78,7 +78,7 @@ class GradientFlow:
         """The value of a site's node, once evaluated: the output of each site it ran. `forward`:
         evaluated by the forward (not while building a module) with gradients on."""
         if forward and self.enabled and type(fact) in _MODULE_VALUES:
-            self.modules_read.add(id(fact))
+            self.modules_read[id(fact)] = fact
         for entry in self.pending.pop(id(node), ()):
             self.outputs.append((entry, fact))
 

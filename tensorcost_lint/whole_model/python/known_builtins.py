@@ -122,7 +122,7 @@ def setattr_call(interp, args):
     elif type(owner) is SelfFact and type(name) is StringFact:
         owner.attributes[name.value] = value
     elif type(owner) is SelfFact:
-        interp.run.incomplete_objects.add(id(owner))  # an attribute the run cannot name: hasattr cannot tell
+        interp.run.incomplete_objects.add(owner)  # an attribute the run cannot name: hasattr cannot tell
     return NONE
 
 

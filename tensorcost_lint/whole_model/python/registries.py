@@ -70,7 +70,7 @@ def _changed(source, name: str) -> bool:
 
 def _decorated(run, home, name: str) -> list:
     """The entries decorators of `home` add to its table `name` at import time, read once per run."""
-    held = run.__dict__.setdefault("decorated_tables", {})
+    held = run.decorated_tables
     key = (str(home.path), name)
     if key not in held:
         held[key] = decorated_entries(run, home, name)

@@ -21,6 +21,7 @@ from ..values.objects import NONE, ClassRef, Embedding, FreshObject, FunctionRef
     Visit
 from ..values.optional_values import MaybeNone
 from ..values.source_error import StackExhausted
+from ..values.identity import Same
 
 MAX_CALL_DEPTH = 64
 # Inside a constructor, calls of methods (not of other constructors) are followed this deep:
@@ -186,7 +187,7 @@ class CodeCalls:
             with self._constructing(source):
                 self._run_function(init_source, init, self_fact, positional, keywords, read_missing_as_dims, closure)
             if len(self.limits) != limits:  # a limit cut the build short: hasattr cannot tell what is missing
-                self.incomplete_objects.add(id(self_fact))
+                self.incomplete_objects.add(self_fact)
             grown = [name for name, value in self_fact.attributes.items() if type(value) is python_values.GrowingList]
             # a module built: its lists are the module lists their appends made; a plain object's
             # list (a cache's `self.states = []`) is a list the forward may append to (the class
@@ -202,7 +203,7 @@ class CodeCalls:
         """`unknown_with_grad`: positions (index or keyword) of unknown arguments computed from a
         tensor that needs a gradient (call_binding.evaluate_arguments)."""
         bound = function.bound.self_fact if function.bound is not None else None
-        key = (id(function.node), id(bound), self.module,
+        key = (id(function.node), Same(bound), self.module,
                tuple((_key(f, self.floats), self.needs_grad(f)) for f in positional),
                tuple((k, _key(f, self.floats), self.needs_grad(f)) for k, f in sorted(keywords.items(), key=lambda i: i[0])),
                tuple(sorted(map(str, unknown_with_grad))), module_globals.memo_state(self))
@@ -244,9 +245,9 @@ class CodeCalls:
             return None  # bounded work: a constructor's methods are followed two calls deep, functions four
         module = self.module
         entries: list = []
-        if bound is not None and id(bound) in self.paths and function.node.name.value == "forward" \
+        if bound is not None and bound in self.paths and function.node.name.value == "forward" \
                 and _own_forward(self, bound, function):
-            self.module = self.paths[id(bound)]
+            self.module = self.paths[bound]
             entries.append(Visit(self.module))
         self.active.append(running)
         self.active_keys.append(key)
@@ -296,7 +297,7 @@ def _with_registered_children(run, self_fact, contents: Sequential):
     later = [(name, value) for name, value in self_fact.attributes.items() if python_values.is_module_value(value)]
     if not later:
         return contents
-    if contents.count is not None or id(self_fact) in run.incomplete_objects:
+    if contents.count is not None or self_fact in run.incomplete_objects:
         return None
     names = contents.names if contents.names is not None else tuple(str(i) for i in range(len(contents.items)))
     return Sequential(contents.items + tuple(value for _, value in later), None, names + tuple(name for name, _ in later))
@@ -314,7 +315,7 @@ def _on_config(run, bound) -> bool:
     the sizes the constructor builds with (`config.per_layer_config[i]`: the view's item, a copy of
     the config with the layer's overrides), so its calls are followed as a factory's are."""
     return bound is CONFIG or id(bound) in run.config_copies or id(bound) in run.config_views \
-        or id(bound) in run.__dict__.get("sub_config_ids", ())
+        or bound in run.sub_config_objects
 
 
 def _makes_modules(run, value) -> bool:
@@ -330,22 +331,6 @@ def _own_forward(run, bound, function) -> bool:
     return own is None or own.node is function.node
 
 
-class _Same:
-    """A tensor argument in a memo key, by identity: `repeat_kv(k)` and `repeat_kv(v)` with equal
-    shapes are two calls making two tensors (two storages), not one."""
-
-    __slots__ = ("fact",)
-
-    def __init__(self, fact) -> None:
-        self.fact = fact  # held, so its id is not reused while the memo lives
-
-    def __eq__(self, other) -> bool:
-        return type(other) is _Same and other.fact is self.fact
-
-    def __hash__(self) -> int:
-        return id(self.fact)
-
-
 def _first_parameter(function: cst.FunctionDef) -> str | None:
     params = (*function.params.posonly_params, *function.params.params)
     return params[0].name.value if params else None
@@ -358,7 +343,7 @@ def _key(value, floats):
         known = floats.value(value)
         return value if known is None else ("float", float(known).hex())  # -0.0 apart from 0.0
     if type(value) is TensorFact:
-        return _Same(value)
+        return Same(value)
     if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
         return ("sequence", tuple(_key(item, floats) for item in value.items), value.names)
     if type(value) is MappingFact:
@@ -369,4 +354,4 @@ def _key(value, floats):
         hash(value)
         return value
     except TypeError:
-        return ("id", tuple(id(v) for v in value)) if isinstance(value, (tuple, list)) else ("id", id(value))
+        return ("id", tuple(map(Same, value))) if isinstance(value, (tuple, list)) else ("id", Same(value))

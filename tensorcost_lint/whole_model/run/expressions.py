@@ -259,13 +259,13 @@ def _one_of_copies(run, item, index) -> bool:
     (their updates would pile onto each other): from then on the item is unknown, and what the
     object holds is no figure (attribute_presence: an object of unseen attributes)."""
     known = type(index) is IntFact or type(index) is DimFact and type(index.dim) is Const
-    if not known or type(item) is not SelfFact or id(item) in run.paths:
+    if not known or type(item) is not SelfFact or item in run.paths:
         return False
     value = index.value if type(index) is IntFact else index.dim.value
-    first = run.copy_indices.setdefault(id(item), value)
-    if first == value and id(item) not in run.incomplete_objects:
+    first = run.copy_indices.setdefault(item, value)
+    if first == value and item not in run.incomplete_objects:
         return False
-    run.incomplete_objects.add(id(item))
+    run.incomplete_objects.add(item)
     return True
 
 

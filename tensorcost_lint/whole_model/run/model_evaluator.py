@@ -198,7 +198,7 @@ class ModelEvaluator(CallDispatch, Evaluator):
     def module_scope(self, module):
         run = self.run
         outer = run.module
-        run.module = run.paths.get(id(module), outer)
+        run.module = run.paths.get(module, outer)
         try:
             yield
         finally:

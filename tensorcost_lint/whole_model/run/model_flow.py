@@ -13,6 +13,7 @@ from . import choices, module_globals, try_paths
 from ..values import execution_modes
 from ..python import container_changes
 from ..values import optional_values
+from ..values.identity import Pair
 from .flow_assignments import FlowAssignments
 from .flow_loops import FlowLoops
 from .flow_merges import merge_sides
@@ -278,7 +279,7 @@ def _merge_attributes(run, owner: SelfFact, then_attributes: dict, condition: st
     other differing values what both agree on — never the last side's value by fiat."""
     else_attributes = owner.attributes
     for name in then_attributes.keys() ^ else_attributes.keys():
-        run.maybe_attributes.add((id(owner), name))  # set on one side only: hasattr cannot tell
+        run.maybe_attributes.add(Pair((owner, name)))  # set on one side only: hasattr cannot tell
     for name, value in then_attributes.items():
         other = else_attributes.get(name, value)
         if other is value:

@@ -32,6 +32,7 @@ from ..memory.saved_tensors import site_memory
 from ..values.shape_loss import ShapeLoss, lost_shape
 from ..memory.storage import StorageTracker
 from ..values.work_budget import WorkBudget
+from ..values.identity import IdentityMap, IdentitySet
 from ...config.work_limits import WorkLimits
 from ..python.gradient_flow import GradientFlow, flow_into
 
@@ -74,13 +75,16 @@ class ModelRun(ModulePaths, ModuleCalls, CodeCalls, FunctionRuns):
         self.config_state = SelfFact({})
         self.config_setter_fields: set = set()  # config.json fields whose property setter ran at build
         self.config_code = 0  # calls of the config's own code running (code_calls._on_config)
+        self.sub_configs: dict = {}  # `config.text_config` name -> the object built for it, once (library_values)
+        self.sub_config_objects = IdentitySet()  # those objects
+        self.decorated_tables: dict = {}  # (file, table name) -> entries its decorators add (registries)
         self.config_views: dict = {}  # id -> an object the config's code built (a view of it)
         # attribute_presence: objects whose attributes the run may not all have seen (a call not followed
         # while building, an unknown setattr name), and (object, name) set on one side of an undecided if
-        self.incomplete_objects: set = set()
-        self.maybe_attributes: set = set()
-        self.copy_indices: dict = {}  # id(one object standing for a list's n copies) -> the index it was read at
-        self.paths: dict = {}  # id(module object) -> module path
+        self.incomplete_objects = IdentitySet()
+        self.maybe_attributes = IdentitySet()  # Pair(owner, name)
+        self.copy_indices = IdentityMap()  # one object standing for a list's n copies -> the index it was read at
+        self.paths = IdentityMap()  # module object -> module path
         self.classes: dict = {}  # module path -> class name
         self.module = ""  # the module path whose code is running
         self.undecided: list = []
