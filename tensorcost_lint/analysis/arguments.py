@@ -8,7 +8,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from .facts import INFER_DIM, DimFact, IntFact, SequenceFact
+from .facts import DimFact, IntFact, SequenceFact
 from .literals import int_value
 
 
@@ -70,8 +70,8 @@ def dim_args(interp, args, start: int = 0, *, empty: bool = False):
             nodes = [e.value for e in single.elements]
         else:
             fact = interp.eval(single)
-            if type(fact) is SequenceFact and all(type(i) is DimFact or i is INFER_DIM for i in fact.items):
-                return [None if i is INFER_DIM else i.dim for i in fact.items]
+            if type(fact) is SequenceFact and all(type(i) is DimFact or _inferred(i) for i in fact.items):
+                return [None if _inferred(i) else i.dim for i in fact.items]
             if type(fact) is DimFact:
                 return [fact.dim]
             return None
@@ -87,9 +87,9 @@ def dim_args(interp, args, start: int = 0, *, empty: bool = False):
         if spliced or (args.starred and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript))):
             fact = interp.eval(node)  # `x.reshape(*input_shape, -1)`: a spliced sequence of sizes
             if type(fact) is SequenceFact:
-                if not all(type(i) is DimFact for i in fact.items):
+                if not all(type(i) is DimFact or _inferred(i) for i in fact.items):
                     return None
-                dims.extend(i.dim for i in fact.items)
+                dims.extend(None if _inferred(i) else i.dim for i in fact.items)
                 continue
             if spliced:
                 return None  # a splice of unknown length: evaluated once, never read as one size
@@ -98,3 +98,9 @@ def dim_args(interp, args, start: int = 0, *, empty: bool = False):
             return None
         dims.append(dim)
     return dims
+
+
+def _inferred(item) -> bool:
+    """The `-1` of a sizes tuple built in code (`(-1,) + x.shape[1:]`): the size view/reshape solve.
+    It is the int -1 to everything else (`F.pad(x, (1, -1, 0, 0))`, `dims = (-1, -2)`)."""
+    return type(item) is IntFact and item.value == -1

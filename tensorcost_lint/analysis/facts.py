@@ -55,6 +55,10 @@ class SequenceFact:
 
     items: tuple
     names: tuple = ()
+    # "tuple" or "list" where the program built it as one (a display): `isinstance(dim, tuple)`
+    # decides on it; None where not known (a shape, a split's result, arithmetic on sequences).
+    # Not compared: two sequences of the same items are the same sizes whatever built them.
+    kind: str | None = field(default=None, compare=False)
 
     def field(self, name: str):
         """`result.values`: the item the named tuple's field holds; None for no such field."""
@@ -125,15 +129,6 @@ class IntFact:
     and `slice(-k, None)` with it; in arithmetic with a tensor it is a number like ScalarFact."""
 
     value: int
-
-
-class InferDim:
-    """The `-1` of a shape tuple built in code (`(-1,) + x.shape[1:]`), which view/reshape solve."""
-
-    __slots__ = ()
-
-
-INFER_DIM = InferDim()
 
 
 Fact = TensorFact | DimFact | SequenceFact | DTypeFact | ModuleFact | StringFact | ScalarFact | None

@@ -237,6 +237,11 @@ class FunctionFlow:
             binary = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
                       cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide}.get(type(operator))
             fact = self.evaluator.arithmetic(binary(), left, right) if binary else None
+            if type(left) is TensorFact and left.shape is not None and binary is not None \
+                    and (fact is None or type(fact) is TensorFact and fact.shape is None):
+                # `x += pos_emb` is `x.add_(pos_emb)`: torch updates x in place, so x keeps its shape
+                # and dtype whatever the other operand is (one that does not broadcast to x raises)
+                fact = left
         self.assign(node.target, fact, None)
 
     def _return(self, node: cst.Return) -> None:

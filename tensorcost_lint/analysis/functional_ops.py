@@ -145,3 +145,27 @@ def _histc(interp, args):
     if type(fact) is not TensorFact:
         return None
     return TensorFact(None if bins is None else (bins,), fact.dtype, framework=fact.framework)
+
+
+def _meshgrid(default_indexing: str):
+    """`torch.meshgrid(a, b, indexing="ij")` (or one list of tensors): one tensor per input, each of
+    shape (len(a), len(b), ...); "xy" indexing swaps the first two sizes. A 0-d input counts as one
+    item, as torch flattens each input. torch's default is "ij", numpy's and jax's "xy"."""
+
+    def transfer(interp, args):
+        indexing_node = args.keywords.get("indexing")
+        indexing = interp.eval(indexing_node) if indexing_node is not None else None
+        indexing = default_indexing if indexing_node is None else getattr(indexing, "value", None)
+        if set(args.keywords) - {"indexing"} or args.starred or indexing not in ("ij", "xy"):
+            return None  # numpy's `sparse=True` gives broadcastable shapes instead
+        facts = [interp.eval(node) for node in args.positional]
+        if len(facts) == 1 and type(facts[0]) is not TensorFact:  # `torch.meshgrid([a, b])`
+            facts = list(interp.listed_items(facts[0]) or [None])
+        if not facts or any(type(f) is not TensorFact or f.shape is None or len(f.shape) > 1 for f in facts):
+            return None
+        sizes = [f.shape[0] if f.shape else Const(1) for f in facts]
+        if indexing == "xy" and len(sizes) > 1:
+            sizes[0], sizes[1] = sizes[1], sizes[0]
+        return SequenceFact(tuple(TensorFact(tuple(sizes), f.dtype, framework=f.framework) for f in facts), kind="tuple")
+
+    return transfer

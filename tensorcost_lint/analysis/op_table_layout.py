@@ -72,6 +72,8 @@ OPS: tuple[Op, ...] = (
     Op("repeat_interleave", torch=True, saved=BY_COUNT, shape=method_rules._repeat_interleave),
     Op(NN_FUNCTIONAL + "pad", saved=NOTHING, shape=functional_ops._pad),
     *(Op(f"torch.atleast_{rank}d", shape=functional_ops._at_least(rank)) for rank in (1, 2, 3)),
+    Op("torch.meshgrid", shape=functional_ops._meshgrid("ij")),
+    *(Op(f"{module}.meshgrid", shape=functional_ops._meshgrid("xy")) for module in _NUMPY_AND_JAX),
     # `torch.permute_copy(x, dims)` is `x.permute(dims)` in new storage: the view's rule, input first
     *(Op(f"torch.{view}_copy", shape=view) for view in ("expand", "permute", "view", "squeeze", "unsqueeze",
                                                          "transpose", "t", "unbind", "narrow")),

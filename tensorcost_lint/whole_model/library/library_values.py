@@ -293,7 +293,8 @@ def getattr_call(run, interp, args):
 _CONTAINER_ABCS = frozenset(f"{module}.{name}" for module in ("collections.abc", "typing")
                             for name in ("Iterable", "Sequence", "Collection", "Container", "Mapping", "Sized"))
 _TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
-_NOT_INT = ("tuple", "list", "dict", "str", "float", "slice")  # builtin types no int is an instance of
+_NOT_INT = ("tuple", "list", "dict", "str", "float", "slice")
+_SEQUENCE_TYPES = ("tuple", "list")  # builtin types no int is an instance of
 
 
 def isinstance_decision(interp, args):
@@ -311,6 +312,11 @@ def isinstance_decision(interp, args):
             return True
         if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names):
             return False
+    if type(value) is SequenceFact and value.kind is not None:  # `cast_tuple(dim)` on a tuple or list display
+        builtin = [n for n in names if n in _SEQUENCE_TYPES or n in _NOT_INT or n in ("int", "bool", "set") or n in _TENSOR_TYPES]
+        if value.kind in names or any(n in _CONTAINER_ABCS for n in names if n != "collections.abc.Mapping" and n != "typing.Mapping"):
+            return True
+        return False if len(builtin) == len(names) else None
     if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
         return class_members.is_instance(interp, value, nodes)
     if callable_values.callable_kind(value) is not None:  # `isinstance(norm_layer, functools.partial)`

@@ -12,10 +12,28 @@ from ...analysis.facts import SequenceFact
 from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ..values.library_objects import MappingFact, RecordFact
 from ..values.mapping_keys import only_string_keys
-from ..values.objects import NONE
+from ..values.objects import NONE, ModuleList, Sequential
 from .gradient_flow import flow_into
 
 UNKNOWN_REST = "\0unknown"  # a keyword key: `**value` whose items are not known
+
+
+class Splice:
+    """`f(*items)` where how many arguments `items` makes is not known: every parameter from its
+    position on is unknown. `collection`: a repeated collection (`[Block() for _ in range(n)]`, one
+    object standing for n copies), which a callee's `*args` receives whole (as Python binds the tuple
+    of its items); None for anything else."""
+
+    __slots__ = ("collection",)
+
+    def __init__(self, collection) -> None:
+        self.collection = collection
+
+
+def splice_free(positional) -> list:
+    """`positional` with an unknown splice read as one unknown argument (for callers that do not
+    bind parameters themselves)."""
+    return [None if type(value) is Splice else value for value in positional]
 
 
 def _eval_noting_gradient(interp, value, position, unknown_with_grad):
@@ -61,13 +79,14 @@ def spliced_arguments(interp, args: CallArgs, plain):
     return positional, keywords
 
 
-def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None):
+def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = None, splices: bool = False):
     """(positional facts, keyword facts). `*seq` of a known sequence adds its items; `**kw` of a
     known mapping adds its items; an unknown `**kw` adds no keyword a parameter takes (a keyword it
     might carry is unknown to the callee anyway: its parameter takes its default), but marks the
     rest unknown (UNKNOWN_REST), so a callee's `**kwargs` is not read as a mapping known whole.
     With `unknown_with_grad`, the positions (index or keyword) of unknown arguments computed from
-    a tensor that needs a gradient are added to it."""
+    a tensor that needs a gradient are added to it. `splices`: a `*seq` of unknown length is a Splice
+    (for a callee whose parameters the run binds, function_runs._bind), else one unknown argument."""
     positional, keywords = [], {}
     for value in args.positional:
         star = args.stars.get(id(value))
@@ -85,13 +104,17 @@ def evaluate_arguments(interp, args: CallArgs, unknown_with_grad: set | None = N
             else:
                 keywords[UNKNOWN_REST] = None
             continue
-        if star == "*" and type(fact) is SequenceFact:
-            positional.extend(fact.items)
+        if star == "*":
+            items = interp.listed_items(fact) if fact is not None else None  # a list grown by appends too
+            if items is not None:
+                positional.extend(items)
+            else:  # how many arguments it makes is not known; a repeated collection stays whole
+                positional.append(Splice(fact if type(fact) in _REPEATED else None))
         else:
-            positional.append(fact)  # an unknown `*seq`: one unknown argument
+            positional.append(fact)
     for name, value in args.keywords.items():
         keywords[name] = _eval_noting_gradient(interp, value, name, unknown_with_grad)
-    return positional, keywords
+    return (positional if splices else splice_free(positional)), keywords
 
 
 def bind_extra_keywords(env: dict, params: cst.Parameters, keywords: dict) -> None:
@@ -112,3 +135,6 @@ def call_torch_function(interp, node: cst.Call, name: str, args: CallArgs):
     for value in [*args.positional, *args.keywords.values()]:
         interp.eval(value)
     return None
+
+
+_REPEATED = (ModuleList, Sequential)  # a collection the run holds as one item standing for n copies

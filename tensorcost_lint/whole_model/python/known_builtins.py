@@ -15,7 +15,7 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, simplify_dim
 
-from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from . import call_binding, class_members, config_objects, known_floats, python_values
 from .container_changes import exact_here
@@ -321,6 +321,13 @@ def sum_call(interp, args):
         for dim in dims[1:] + ([Const(constant)] if constant else []):
             formula = BinOp("+", formula, dim)
         return DimFact(simplify_dim(formula)) if dims and constant >= 0 else ScalarFact()
+    if any(type(fact) is TensorFact for fact in facts):
+        # `sum([branch(x) for branch in self.branches])`: Python adds left to right from `start`
+        # (0 + t is t; then torch's broadcasting addition), each step as `a + b` in the code
+        total = facts[0]
+        for fact in facts[1:]:
+            total = interp.arithmetic(cst.Add(), total, fact)
+        return total
     return ScalarFact() if all(type(fact) in NUMBERS for fact in facts) else None
 
 

@@ -16,7 +16,7 @@ from ..values import unrolled_loops
 from .known_values import MAX_ITEMS, IteratorFact, index_pairs, int_fact, is_plain, is_range_call, items_of
 from ..values.library_objects import MappingFact
 from ..values.mapping_keys import key_of
-from ..values.objects import known_count
+from ..values.objects import ModuleList, Repeat, known_count, modules_iterated
 
 
 def comprehension(interp, node):
@@ -34,6 +34,11 @@ def comprehension(interp, node):
         return UNHANDLED
     if is_range_call(loops[0].iter, interp.env) and not _builds_data(interp, node, loops):
         return UNHANDLED
+    if len(loops) == 1 and not loops[0].ifs and type(loops[0].target) is cst.Name and is_plain(loops[0].iter) \
+            and not isinstance(node, cst.DictComp):
+        repeated = modules_iterated(interp.eval(loops[0].iter))
+        if type(repeated) is ModuleList and repeated.count is not None:
+            return _over_repeated(interp, node, loops[0], repeated)
     results: list = []
     known = _expand(interp, node, loops, interp.env, results)
     if not known:
@@ -239,3 +244,18 @@ def _same_size(a, b, sizes) -> bool:
         return True
     left, right = known_count(a, sizes), known_count(b, sizes)
     return left is not None and left == right
+
+
+def _over_repeated(interp, node, loop, modules):
+    """`[branch(x) for branch in self.branches]` over a module list built as one module standing
+    for n copies (`[Block() for _ in range(n)]`): the element once, its cost under a loop of n, as a
+    `for` over the list runs; the list holds n copies of what it made (a list of n tensors of that
+    shape, each computed by its own copy), listed where n is a known number."""
+    repeat = Repeat(modules.count, [])
+    with interp.run.collecting(repeat.entries):
+        item = interp.with_env({**interp.env, loop.target.value: modules.items[0]}).eval(node.elt)
+    interp.run.add(repeat)
+    if python_values.is_module_value(item):
+        return ModuleList((item,), modules.count)
+    grown = python_values.GrowingList(0, [(item, modules.count)])
+    return known_values.appended_data(grown) if type(node) is cst.ListComp else None

@@ -218,6 +218,12 @@ class CallDispatch:
             run.not_followed(self.ctx, node, f"`{name}` calls the code of the tree it is handed; the run does not "
                                              "follow it there")
             return UNHANDLED
+        if type(callee) in (ModuleList, ModuleDict):
+            # torch's containers have no forward (calling one raises): the run's value is not what the
+            # code calls here, so what the call costs is not known — listed, never a silent zero
+            run.not_followed(self.ctx, node, f"the callee is read as an nn.{type(callee).__name__}, which has no "
+                                             "forward; what the code calls here is not known statically")
+            return UNHANDLED
         if callee is None and kind is cst.Subscript:  # `self.layers[0](y)` of a list the run cannot read
             run.not_followed(self.ctx, node, "the callee is picked by a subscript whose value is not known")
             return UNHANDLED

@@ -55,7 +55,7 @@ class CodeCalls:
 
     # -- calls -------------------------------------------------------------------------------------
     def _evaluate_args(self, interp, args):
-        return call_binding.evaluate_arguments(interp, args)
+        return call_binding.evaluate_arguments(interp, args, splices=True)
 
     def call_instance(self, interp, node, self_fact, args):
         # a module runs forward; a plain class of the tree its own `__call__` (`equals('a')(x)`)
@@ -71,14 +71,14 @@ class CodeCalls:
             self.visit(self_fact)
             return self.apply_module(interp, node, contents, positional[0])
         unknown_with_grad: set = set()
-        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad, splices=True)
         if checkpointed_layer(self, self_fact):
             return run_checkpointed(self, forward, positional, keywords, node)
         return self._invoke(forward, positional, keywords, node, frozenset(unknown_with_grad))
 
     def call_function(self, interp, node, function: FunctionRef, args):
         unknown_with_grad: set = set()
-        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad)
+        positional, keywords = call_binding.evaluate_arguments(interp, args, unknown_with_grad, splices=True)
         if function.bound is None and positional and type(positional[0]) is SelfFact \
                 and self.instance(positional[0]) is not None and _first_parameter(function.node) == "self":
             # `original_init(self, config)`: a method read from its class, called with the object
@@ -125,7 +125,7 @@ class CodeCalls:
                 self.instance(self_fact).contents = interp.torch_layer(base, args)
                 return self_fact
         positional, keywords = self._evaluate_args(interp, args)
-        record = construct_record(self, interp, class_ref, positional, keywords)
+        record = construct_record(self, interp, class_ref, call_binding.splice_free(positional), keywords)
         if record is not None:
             return record
         return self.build(class_ref.source, class_ref.node, positional, keywords, read_missing_as_dims=False)
@@ -345,11 +345,13 @@ def _key(value, floats):
     if type(value) is TensorFact:
         return Same(value)
     if type(value) is SequenceFact:  # a tuple holding tensors: each by identity too (`f((out, aux))`)
-        return ("sequence", tuple(_key(item, floats) for item in value.items), value.names)
+        return ("sequence", tuple(_key(item, floats) for item in value.items), value.names, value.kind)
     if type(value) is MappingFact:
         return ("mapping", tuple((key, _key(item, floats)) for key, item in value.items))
     if type(value) is MaybeNone:
         return ("optional", _key(value.value, floats))
+    if type(value) is call_binding.Splice:
+        return ("splice", _key(value.collection, floats))
     try:
         hash(value)
         return value

@@ -13,7 +13,7 @@ from shape_annotations import Const, evaluate_dim, same_dim
 
 from ...analysis import shape_ops
 from ...analysis.facts import (
-    INFER_DIM, DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
+    DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 )
 from ...analysis.indexing import index_tensor
 from ...analysis.interpreter import UNHANDLED
@@ -82,22 +82,20 @@ def boolean_operation(interp, node: cst.BooleanOperation):
 
 
 def sequence_literal(interp, node):
-    """`(*input_shape, -1, self.head_dim)`: starred known sequences spliced; a literal -1 is the
-    size view/reshape solve."""
+    """`(*input_shape, -1, self.head_dim)`: starred known sequences spliced (a -1 is the int -1, which
+    view/reshape read as the size they solve: arguments.dim_args)."""
     items = []
     for element in node.elements:
         if isinstance(element, cst.StarredElement):
-            fact = interp.eval(element.value)
-            if type(fact) is not SequenceFact:
+            spliced = interp.listed_items(interp.eval(element.value))  # a list grown by appends too
+            if spliced is None:
                 return None
-            items.extend(fact.items)
+            items.extend(spliced)
             if len(items) > MAX_REPEATED_ITEMS:  # `hs = [*hs, *hs]` line after line: unknown, as past a repeat's bound
                 return None
-        elif int_value(element.value) == -1:
-            items.append(INFER_DIM)
         else:
             items.append(interp.eval(element.value))
-    return SequenceFact(tuple(items))
+    return SequenceFact(tuple(items), kind="tuple" if isinstance(node, cst.Tuple) else "list")
 
 
 def _listed(fact):

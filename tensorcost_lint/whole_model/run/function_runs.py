@@ -76,7 +76,14 @@ class FunctionRuns:
             env[ordered[0].name.value] = self_fact
             ordered = ordered[1:]
         defaults = ModelEvaluator(source.ctx, {}, run=self, source=source)
-        extra = list(positional[len(ordered):])
+        splice = next((i for i, value in enumerate(positional) if type(value) is call_binding.Splice), None)
+        star_value = None  # what `*args` receives
+        if splice is not None:  # `f(a, *items)` of unknown length: a parameter from there on is unknown
+            whole = positional[splice].collection if splice == len(ordered) == len(positional) - 1 else None
+            star_value = whole  # `Parallel(*[Block() for _ in range(n)])`: `*fns` is the n blocks
+            positional = [*positional[:splice], *[None] * max(len(ordered) - splice, 0)]
+        else:
+            star_value = SequenceFact(tuple(positional[len(ordered):]))
         for index, param in enumerate([*ordered, *params.kwonly_params]):
             name = param.name.value
             carries_grad = False  # an unknown argument computed from a tensor that needs a gradient
@@ -106,7 +113,7 @@ class FunctionRuns:
                         self.mark(declared, [env.get(name) if self.needs_grad(env.get(name)) else OPAQUE])
                     env[name] = declared
         if isinstance(params.star_arg, cst.Param):
-            env[params.star_arg.name.value] = SequenceFact(tuple(extra))
+            env[params.star_arg.name.value] = star_value
         call_binding.bind_extra_keywords(env, params, keywords)
         return env
 
