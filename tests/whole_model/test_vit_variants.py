@@ -47,3 +47,20 @@ def test_a_value_read_as_a_module_list_and_called_is_listed_not_a_silent_zero(tm
     record = model_record(tmp_path, capsys, {"B": 2}, f"{source}:Net.forward", {"x": "float32 B 8"})
     assert record["complete"] is False
     assert any("no forward" in item["reason"] for item in record["not_followed"])
+
+
+def test_a_copy_of_einops_beside_the_model_is_not_read_as_its_source(tmp_path, capsys):
+    # einops is modelled by the op table; a copy of its source on the import path (vendored, or a
+    # site folder listed in source_roots) is never interpreted in its place
+    (tmp_path / "einops").mkdir()
+    (tmp_path / "einops" / "__init__.py").write_text(
+        "from ._backends import get_backend\n\n\ndef rearrange(tensor, pattern, **lengths):\n"
+        "    return get_backend(tensor).rearrange(tensor, pattern, **lengths)\n")
+    source = tmp_path / "patches.py"
+    source.write_text("from einops import rearrange\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+                      "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(48, 8)\n\n"
+                      "    def forward(self, x):\n"
+                      "        return self.proj(rearrange(x, 'b c (h p) (w q) -> b (h w) (p q c)', p=4, q=4))\n")
+    record = model_record(tmp_path, capsys, {"B": 2}, f"{source}:Net.forward", {"x": "float32 B 3 8 8"})
+    assert record["complete"] is True
+    assert record["totals"]["flops"] == 2 * 2 * 4 * 48 * 8

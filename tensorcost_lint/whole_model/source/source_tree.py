@@ -25,7 +25,7 @@ from ...safe_io.source_lines import source_lines
 from ...analysis.source_parse import parse_source
 from .dim_reads import recorded_like
 from . import module_bindings
-from ..values.installed_source import import_roots, not_found_reason, searched_in_site
+from ..values.installed_source import MODELLED_PACKAGES, import_roots, not_found_reason, searched_in_site
 from .lazy_definitions import LazyDefinitions, TreeFileContext
 from ..values.source_error import SourceError
 
@@ -188,6 +188,8 @@ class SourceTree:
     def module_file(self, importer: Path, level: int, module: str | None) -> Path | None:
         """The file of `from .module import x` (level 1) or `from pkg.module import x` in the tree."""
         parts = module.split(".") if module else []
+        if parts and not level and parts[0] in MODELLED_PACKAGES:
+            return None  # torch, einops, ...: their tables model them, wherever a copy of their source lies
         bases = [importer.parent] if level == 0 else []
         if level:
             base = importer.parent
