@@ -15,10 +15,10 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from .facts import DimFact, IntFact, ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
-from . import shape_ops, window_pooling
+from . import shape_ops, unfolding, window_pooling
 
 # the kinds of ModuleFact this module and window_pooling make: they reshape, hold no parameters, cost no FLOPs
-RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", "flatten", window_pooling.KIND})
+RESHAPING_KINDS = frozenset({"pad", "adaptive_pool", "flatten", window_pooling.KIND, unfolding.KIND})
 
 _PAD = re.compile(r"(Zero|Constant|Reflection|Replication|Circular)Pad([123])d")
 _ADAPTIVE = re.compile(r"Adaptive(Avg|Max)Pool([123])d")
@@ -29,11 +29,11 @@ def modelled_classes() -> list[str]:
     pads = [f"{kind}Pad{rank}d" for kind in ("Zero", "Constant", "Reflection", "Replication", "Circular")
             for rank in (1, 2, 3)]
     pools = [f"{prefix}{kind}Pool{rank}d" for prefix in ("Adaptive", "") for kind in ("Avg", "Max") for rank in (1, 2, 3)]
-    return [name for name in pads + pools + ["Flatten"] if modelled(name)]
+    return [name for name in pads + pools + ["Flatten", "Unfold"] if modelled(name)]
 
 
 def modelled(class_name: str) -> bool:
-    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or class_name == "Flatten" \
+    return bool(_PAD.fullmatch(class_name) or _ADAPTIVE.fullmatch(class_name)) or class_name in ("Flatten", "Unfold") \
         or window_pooling.modelled(class_name)
 
 
@@ -80,6 +80,8 @@ def adaptive_sizes(node, rank: int, fact=None):
 def module_fact(interp, last: str, args) -> ModuleFact | None:
     """The module fact of a padding or adaptive pooling class, or None for any other class."""
     pad, adaptive = _PAD.fullmatch(last), _ADAPTIVE.fullmatch(last)
+    if last == "Unfold":
+        return unfolding.module_fact(interp, args)
     if pad is None and adaptive is None and last != "Flatten":
         return window_pooling.module_fact(interp, last, args)
     facts = {id(value): interp.eval(value) for value in [*args.positional, *args.keywords.values()]}
@@ -108,6 +110,8 @@ def call(module: ModuleFact, x, sizes=None):
     dims) lets a window pooling floor a size as torch does."""
     if module.kind == window_pooling.KIND:
         return window_pooling.pooled(module, x, sizes or {})
+    if module.kind == unfolding.KIND:
+        return unfolding.unfolded(module, x, sizes or {})
     if type(x) is not TensorFact:
         return None
     if module.kind == "flatten":

@@ -5,7 +5,7 @@ saved tensors are read by memory_activations' own rules (norms, dropout, embeddi
 
 from __future__ import annotations
 
-from . import einops_packing, einx_ops, functional_ops, tensor_functions as function_rules, window_pooling
+from . import einops_packing, einx_ops, functional_ops, tensor_functions as function_rules, unfolding, window_pooling
 from .op_entry import BATCH_STATISTICS, NN_FUNCTIONAL as _F, Op, ops
 
 OPS: tuple[Op, ...] = (
@@ -20,6 +20,7 @@ OPS: tuple[Op, ...] = (
       for kind in ("max", "avg") for rank in (1, 2, 3)),
     *(Op(f"{_F}adaptive_{kind}_pool{rank}d", shape=functional_ops._adaptive_pool(rank, kind == "max"))
       for kind in ("avg", "max") for rank in (1, 2, 3)),
+    Op(_F + "unfold", shape=unfolding.functional),
     *(Op(f"einops.{kind}", shape=function_rules._einops(kind)) for kind in ("rearrange", "repeat", "reduce")),
     Op("einops.pack", shape=einops_packing.pack),
     Op("einops.unpack", shape=einops_packing.unpack),

@@ -10,7 +10,8 @@ fixtures/styles/vit_variants.py), totals held against FlopCounterMode in both mo
   size only by view/reshape; `(x, *shifted)` splices a list built by `list(map(...))`;
 - `Parallel(*[make() for _ in range(n)])`: a starred repeated list binds `*fns` whole (n copies),
   a comprehension over it runs its element once per copy, and the builtin `sum` of tensors adds
-  them as Python does (0 + t1 + t2)."""
+  them as Python does (0 + t1 + t2);
+- `nn.Unfold` / `F.unfold` (im2col: [N, C*kh*kw, windows])."""
 
 import pytest
 
@@ -26,6 +27,7 @@ CASES = {
     "register-tokens": (v.RegisterTokens, "float32 B 9 32", (2, 9, 32)),
     "shifted-patches": (v.ShiftedPatches, "float32 B 3 8 8", (2, 3, 8, 8)),
     "parallel-branches": (v.ParallelBranches, "float32 B 5 32", (2, 5, 32)),
+    "unfolded-patches": (v.OverlappingPatches, "float32 B 3 8 8", (2, 3, 8, 8)),
 }
 
 
