@@ -11,7 +11,7 @@ from shape_annotations import BinOp, Const, simplify_dim
 
 from . import shape_ops
 from .arguments import CallArgs
-from .facts import DimFact, IntFact, ModuleFact, SequenceFact, TensorFact
+from .facts import DimFact, DTypeFact, IntFact, ModuleFact, SequenceFact, TensorFact
 from .literals import int_value
 from . import module_shapes
 
@@ -167,5 +167,33 @@ def _meshgrid(default_indexing: str):
         if indexing == "xy" and len(sizes) > 1:
             sizes[0], sizes[1] = sizes[1], sizes[0]
         return SequenceFact(tuple(TensorFact(tuple(sizes), f.dtype, framework=f.framework) for f in facts), kind="tuple")
+
+    return transfer
+
+
+def _spaced(framework: str):
+    """`torch.linspace(start, end, steps)` / `logspace(start, end, steps, base)`: a 1-d tensor of
+    `steps` values, of the default float dtype unless `dtype=` says (numpy/jax: steps defaults to 50,
+    dtype float64/float32)."""
+    default_dtype = {"torch": "float32", "numpy": "float64", "jax": "float32"}[framework]
+
+    def transfer(interp, args):
+        steps = args.get(2, "steps" if framework == "torch" else "num")
+        for key, value in args.keywords.items():
+            if key not in ("steps", "num", "dtype"):
+                interp.eval(value)
+        for value in [*args.positional[:2], *args.positional[3:]]:
+            interp.eval(value)
+        dtype = args.keywords.get("dtype")
+        dtype_fact = interp.eval(dtype) if dtype is not None else None
+        if steps is None and framework != "torch":
+            size = Const(50)
+        else:
+            size = interp.dim_of(steps) if steps is not None else None
+        if args.starred or dtype is not None and type(dtype_fact) is not DTypeFact \
+                or framework == "numpy" and any(k in args.keywords for k in ("retstep", "endpoint")):
+            return None  # numpy's `retstep=True` returns a pair; `endpoint` is read as written only
+        return TensorFact(None if size is None else (size,),
+                          dtype_fact.dtype if dtype is not None else default_dtype, framework=framework)
 
     return transfer

@@ -103,6 +103,9 @@ OPS: tuple[Op, ...] = (
       for name in ("randn", "rand")),
     *ops("jax.random.normal jax.random.uniform", shape=function_rules._jax_random),
     Op("torch.normal", constructor=True, shape=function_rules._normal),
+    *(Op(f"{module}.{name}", constructor=True, cuts_gradient=True, shape=functional_ops._spaced(framework))
+      for framework, module in (("torch", "torch"), ("numpy", "numpy"), ("jax", "jax.numpy"))
+      for name in ("linspace", "logspace")),
     # their shapes are read from their values by the whole-model run (library/torch_values.py, run/call_dispatch.py)
     *ops("torch.arange torch.tensor torch.as_tensor", constructor=True, cuts_gradient=True),
     # a new tensor from the receiver's metadata: outside the autograd graph

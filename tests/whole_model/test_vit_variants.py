@@ -11,7 +11,9 @@ fixtures/styles/vit_variants.py), totals held against FlopCounterMode in both mo
 - `Parallel(*[make() for _ in range(n)])`: a starred repeated list binds `*fns` whole (n copies),
   a comprehension over it runs its element once per copy, and the builtin `sum` of tensors adds
   them as Python does (0 + t1 + t2);
-- `nn.Unfold` / `F.unfold` (im2col: [N, C*kh*kw, windows])."""
+- `nn.Unfold` / `F.unfold` (im2col: [N, C*kh*kw, windows]);
+- `torch.linspace` (a 1-d tensor of `steps` values), and iterating a tensor yields its rows, so a
+  drop-path schedule `[x.item() for x in torch.linspace(0, rate, depth)]` builds one block per rate."""
 
 import pytest
 
@@ -28,6 +30,7 @@ CASES = {
     "shifted-patches": (v.ShiftedPatches, "float32 B 3 8 8", (2, 3, 8, 8)),
     "parallel-branches": (v.ParallelBranches, "float32 B 5 32", (2, 5, 32)),
     "unfolded-patches": (v.OverlappingPatches, "float32 B 3 8 8", (2, 3, 8, 8)),
+    "scheduled-depth": (v.ScheduledDepth, "float32 B 4 16", (2, 4, 16)),
 }
 
 
