@@ -15,7 +15,7 @@ import libcst as cst
 
 from shape_annotations import Const
 
-from ...analysis.facts import DimFact, SelfFact, SequenceFact, known_int
+from ...analysis.facts import DimFact, SelfFact, SequenceFact, TensorFact, known_int
 from ...analysis.imports import ast_dotted_name
 from ...analysis.interpreter import UNHANDLED
 from ..values.inheritance import _chain, outside_bases
@@ -120,6 +120,15 @@ def protocol_items(interp, value):
     calls `self[i]` for i in range(len(self))): a SequenceFact of the items; `value` itself
     otherwise (a known length of at most MAX_PROTOCOL_ITEMS, else unknown)."""
     run = interp.run
+    if type(value) is TensorFact and value.shape and type(value.shape[0]) is Const \
+            and 0 <= value.shape[0].value <= MAX_PROTOCOL_ITEMS:
+        # iterating a tensor yields its rows (`[x.item() for x in torch.linspace(0, rate, depth)]`),
+        # each a tensor of the remaining dims computed from it (a gradient flows back through each)
+        rows = tuple(value.with_shape(value.shape[1:]) for _ in range(value.shape[0].value))
+        if run.needs_grad(value):
+            for row in rows:
+                run.mark(row, [value])
+        return SequenceFact(rows)
     if type(value) is not SelfFact or run.instance(value) is None:
         return value
     instance = run.instance(value)

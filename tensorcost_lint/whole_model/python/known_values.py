@@ -106,10 +106,6 @@ def items_of(value):
         if not value.runs:
             return ()
         return listed.items if listed is not None and listed.count is None else None
-    if type(value) is TensorFact and value.shape and type(value.shape[0]) is Const and value.shape[0].value <= MAX_ITEMS:
-        # iterating a tensor yields its rows (`[x.item() for x in torch.linspace(0, rate, depth)]`),
-        # each a tensor of the remaining dims, by count when the first dim is a number
-        return tuple(value.with_shape(value.shape[1:]) for _ in range(value.shape[0].value))
     return None
 
 
