@@ -18,7 +18,7 @@ FLOORS = {
                "interpreter", "context", "annotations", "units", "cst_parse", "identifiers", "ast_positions",
                "ast_expressions", "source_parse",
                "ast_front", "given_values"),
-    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "einx_ops",
+    "transfer tables": ("arguments", "pointwise_ops", "selection_ops", "tensor_methods", "tensor_functions", "indexing", "contracts", "convolutions", "module_shapes", "functional_ops", "complex_views", "linear_solves", "window_pooling", "unfolding", "einops_packing", "einx_ops",
                         "op_entry", "op_table_layout", "op_table_maths", "op_table_selection", "op_table_layers",
                         "op_table"),
     "sites": ("site_shapes", "call_sites", "multihead_attention", "calls"),
