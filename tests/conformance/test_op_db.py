@@ -20,7 +20,7 @@ from .op_db import AGREE, DISAGREE, UNKNOWN, op_tallies, run_op, table_entries  
 
 ROOT = Path(__file__).resolve().parents[2]
 # Floors: what the tables cover today. Raise them as rules land; a fall is a regression.
-OP_ENTRIES_COVERED = 290
+OP_ENTRIES_COVERED = 301
 MODULES_COVERED = 56
 
 
