@@ -67,11 +67,15 @@ def unpack(interp, args):
     before, after = pattern
     if len(fact.shape) != before + after + 1:
         return None
-    out = []
+    out, total = [], None
     for star in shapes:
         dims = interp.listed_items(star) if star is not None else None
         if dims is None or any(type(d) is not DimFact for d in dims):
             return None
+        count = _product(d.dim for d in dims)
+        total = count if total is None else simplify_dim(BinOp("+", total, count))
         out.append(TensorFact((*fact.shape[:before], *(d.dim for d in dims), *fact.shape[before + 1:]),
                               fact.dtype, framework=fact.framework))
+    if same_dim(total, fact.shape[before], interp.ctx.settings.sizes) is False:
+        return None  # einops raises: the shapes do not add up to the packed axis
     return SequenceFact(tuple(out), kind="list")

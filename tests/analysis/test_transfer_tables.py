@@ -214,6 +214,18 @@ FUNCTION_ROWS = {
     "einops.rearrange": ('einops.rearrange(x, "b s d -> b d s")', "b d s"),
     "einops.repeat": ('einops.repeat(x, "b s d -> b s d r", r=3)', "b s d 3"),
     "einops.reduce": ('einops.reduce(x, "b s d -> b d", "mean")', "b d"),
+    "einops.pack": ('einops.pack([x, x[:, 0]], "b * d")', ("b s+1 d", (("int:s",), ()))),
+    "einops.unpack": ('einops.unpack(x, [(2,), (3, 2)], "b * d")', ("b 2 d", "b 3 2 d")),
+    "torch.meshgrid": ('torch.meshgrid(x[0, :, 0], x[0, 0, :], indexing="ij")', ("s d", "s d")),
+    "numpy.meshgrid": ("np.meshgrid(n[:, 0], n[0])", ("d s", "d s")),  # numpy's default indexing is "xy"
+    "jax.numpy.meshgrid": ('jnp.meshgrid(j[0, :, 0], j[0, 0, :], indexing="ij")', ("s d", "s d")),
+    "torch.nn.functional.unfold": ("F.unfold(x.reshape(b, 1, s, d), kernel_size=2, stride=2)", "b 4 8", "float32"),
+    "torch.linspace": ("torch.linspace(0, 1, s)", "s", "float32"),
+    "torch.logspace": ("torch.logspace(0, 1, 5, dtype=torch.float64)", "5", "float64"),
+    "numpy.linspace": ("np.linspace(0, 1, 7)", "7", "float64"),
+    "numpy.logspace": ("np.logspace(0, 1)", "50", "float64"),  # num defaults to 50
+    "jax.numpy.linspace": ("jnp.linspace(0, 1, s)", "s", "float32"),
+    "jax.numpy.logspace": ("jnp.logspace(0, 1, 3)", "3", "float32"),
     "jax.random.normal": ("jax.random.normal(key, (b, s))", "b s", "float32"),
     "jax.random.uniform": ("jax.random.uniform(key, (s,), jnp.bfloat16)", "s", "bfloat16"),
     "numpy.random.randn": ("np.random.randn(s, d)", "s d", "float64"),

@@ -33,37 +33,48 @@ class Same:
 
 class IdentityMap:
     """object -> value, by identity, holding the object (a dict keyed by `id()` that cannot be fooled
-    by a reused id). `extra` keys a pair (`(owner, name)`) without holding the name twice."""
+    by a reused id). A `Pair((owner, name))` keys the owner by identity and the name by value."""
 
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: dict = {}  # (id(obj), *extra) -> (obj, value)
+        # id(obj) -> (obj, value); a Pair under (id(owner), *names) -> (owner, value). An int and a
+        # tuple never compare equal, so the two kinds of key cannot meet. Looked up on every module
+        # call of a run: kept to one dict lookup and one identity test.
+        self._entries: dict = {}
 
     def __setitem__(self, key, value) -> None:
-        obj, extra = _split(key)
-        self._entries[(id(obj), *extra)] = (obj, value)
+        if type(key) is Pair:
+            self._entries[(id(key[0]), *key[1:])] = (key[0], value)
+        else:
+            self._entries[id(key)] = (key, value)
 
     def setdefault(self, key, value):
-        obj, extra = _split(key)
-        return self._entries.setdefault((id(obj), *extra), (obj, value))[1]
+        found = self._found(key)
+        if found is not None:
+            return found[1]
+        self[key] = value
+        return value
+
+    def _found(self, key):
+        if type(key) is Pair:
+            found = self._entries.get((id(key[0]), *key[1:]))
+            return found if found is not None and found[0] is key[0] else None
+        found = self._entries.get(id(key))
+        return found if found is not None and found[0] is key else None
 
     def get(self, key, default=None):
-        obj, extra = _split(key)
-        found = self._entries.get((id(obj), *extra))
-        return found[1] if found is not None and found[0] is obj else default
+        found = self._found(key)
+        return default if found is None else found[1]
 
     def __getitem__(self, key):
-        obj, extra = _split(key)
-        found = self._entries.get((id(obj), *extra))
-        if found is None or found[0] is not obj:
+        found = self._found(key)
+        if found is None:
             raise KeyError(key)
         return found[1]
 
     def __contains__(self, key) -> bool:
-        obj, extra = _split(key)
-        found = self._entries.get((id(obj), *extra))
-        return found is not None and found[0] is obj
+        return self._found(key) is not None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -78,7 +89,7 @@ class IdentityMap:
     def by_id(self, ident: int, default=None):
         """The value of the object whose id is `ident`: for ids another table took from objects it
         holds (`ParameterLedger.ties`), so the id still names that object."""
-        found = self._entries.get((ident,))
+        found = self._entries.get(ident)
         return found[1] if found is not None else default
 
 
@@ -105,9 +116,3 @@ class Pair(tuple):
     """`(obj, *names)` as one key of an IdentityMap: the object by identity, the names by value."""
 
     __slots__ = ()
-
-
-def _split(key):
-    if type(key) is Pair:
-        return key[0], key[1:]
-    return key, ()
