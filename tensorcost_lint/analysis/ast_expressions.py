@@ -13,7 +13,7 @@ import sys
 
 import libcst as cst
 
-from .ast_positions import AstUnitContext, SourceText, Unsupported
+from .ast_positions import PLACE_FIELD, AstUnitContext, SourceText, Unsupported
 
 
 def _maker(cls):
@@ -53,19 +53,20 @@ def make(cls, **fields):
 
 
 class _Places:
-    """A node's place (line, column, end line, end column, node type). Line numbers past 256 are
-    objects of their own in each stdlib node: the places of one line share one (a 100,000-line
-    forward held ~350 bytes a statement in copies of its line numbers)."""
+    """A node's place (line, column, end line, end column, and whether it is a tuple or a
+    generator expression) packed into one int (ast_positions.unpack_place): a tuple of five held
+    ~80 bytes a node, a 100,000-line forward's places ~80 MB. A place with a column past 2**32
+    (no real file) stays a tuple."""
 
-    __slots__ = ("lines",)
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self.lines: dict = {}
-
-    def __call__(self, node) -> tuple:
-        lines = self.lines
-        return (lines.setdefault(node.lineno, node.lineno), node.col_offset,
-                lines.setdefault(node.end_lineno, node.end_lineno), node.end_col_offset, type(node))
+    def __call__(self, node):
+        line, column, end_line, end_column = node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+        kind = type(node)
+        if column >= PLACE_FIELD or end_column >= PLACE_FIELD or end_line - line >= PLACE_FIELD:
+            return (line, column, end_line, end_column, kind)
+        flag = 1 if kind is ast.Tuple else 2 if kind is ast.GeneratorExp else 0
+        return ((((line << 32 | end_line - line) << 32 | column) << 32 | end_column) << 2) | flag
 
 
 def _itself(node):
@@ -105,7 +106,7 @@ class ExpressionBuilder:
     def __init__(self, source: SourceText, ctx: AstUnitContext, compact: bool = False) -> None:
         self.source = source
         self.ctx = ctx
-        self.origins = ctx.origins  # id(LibCST node) -> stdlib node, or its place when `compact`
+        self.origins = ctx.origins  # LibCST node -> stdlib node, or its place when `compact`
         # compact: the built tree keeps no stdlib node, so the stdlib tree can be freed as it is read
         self.origin = _Places() if compact else _itself
 
@@ -130,8 +131,8 @@ class ExpressionBuilder:
     def param(self, arg: ast.arg, default, star: str = ""):
         annotation = M.Annotation(annotation=self.expr(arg.annotation)) if arg.annotation is not None else None
         name = self.name(arg.arg)
-        self.origins[id(name)] = self.origin(arg)  # `arg` spans the name (and its annotation): the name comes first
-        self.ctx.name_only.add(id(name))
+        self.origins[name] = self.origin(arg)  # `arg` spans the name (and its annotation): the name comes first
+        self.ctx.name_only.add(name)
         return M.Param(name=name, annotation=annotation,
                     default=self.expr(default) if default is not None else None, star=star)
 
@@ -140,7 +141,7 @@ class ExpressionBuilder:
         if handler is None:
             raise Unsupported(type(node).__name__)
         made = handler(self, node)
-        self.origins[id(made)] = self.origin(node)
+        self.origins[made] = self.origin(node)
         return made
 
     def _name(self, node):
@@ -199,12 +200,12 @@ class ExpressionBuilder:
                 piece = M.FormattedString(parts=parts, start=start, end=start.lstrip("rRbBuUfF"))
             else:
                 piece = M.SimpleString(value=token)
-            self.ctx.fixed[id(piece)] = span
+            self.ctx.fixed[piece] = span
             made.append(piece)
         result = made[-1]
         for piece in reversed(made[:-1]):
             result = M.ConcatenatedString(left=piece, right=result)
-            self.ctx.fixed[id(result)] = (self.ctx.fixed[id(piece)][0], self.ctx.fixed[id(made[-1])][1])
+            self.ctx.fixed[result] = (self.ctx.fixed[piece][0], self.ctx.fixed[made[-1]][1])
         return result
 
     def _joined(self, node):
@@ -247,7 +248,7 @@ class ExpressionBuilder:
                 args.append(M.Arg(value=self.expr(item), star=""))
         made = M.Call(func=self.expr(node.func), args=args)
         if len(items) == 1 and type(items[0]) is not ast.keyword:
-            self.ctx.sole_arguments.add(id(args[0].value))  # `f(a)`: the parentheses are the call's
+            self.ctx.sole_arguments.add(args[0].value)  # `f(a)`: the parentheses are the call's
         return made
 
     def keyword(self, keyword: ast.keyword):
@@ -348,7 +349,7 @@ class ExpressionBuilder:
             made = M.Slice(lower=self.expr(node.lower) if node.lower is not None else None,
                         upper=self.expr(node.upper) if node.upper is not None else None,
                         step=self.expr(node.step) if node.step is not None else None)
-            self.origins[id(made)] = self.origin(node)
+            self.origins[made] = self.origin(node)
             return made
         if type(node) is ast.Starred:
             raise Unsupported("starred subscript")

@@ -25,7 +25,7 @@ import ast
 import libcst as cst
 
 from .ast_expressions import M, ExpressionBuilder, make, operator_node
-from .ast_positions import AstUnitContext, SourceText, Unsupported
+from .ast_positions import AstUnitContext, SourceText, Unsupported, packed_span
 
 
 _AUGMENTED = {ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst.MultiplyAssign,
@@ -104,7 +104,7 @@ class Converter(ExpressionBuilder):
         trailing = M.TrailingWhitespace()
         if comment is not None:
             node = M.Comment(value=comment[2])
-            self.ctx.fixed[id(node)] = comment[:2]
+            self.ctx.fixed[node] = comment[:2]
             trailing = M.TrailingWhitespace(comment=node)
         return M.SimpleStatementLine(body=[self.small(s) for s in group], trailing_whitespace=trailing)
 
@@ -117,7 +117,7 @@ class Converter(ExpressionBuilder):
         if kind is ast.ClassDef:
             bases = [M.Arg(value=self.expr(b), star="") for b in node.bases]
             if len(bases) == 1 and not node.keywords:
-                self.ctx.sole_arguments.add(id(bases[0].value))  # `class A(B)`: the parentheses are the class's
+                self.ctx.sole_arguments.add(bases[0].value)  # `class A(B)`: the parentheses are the class's
             return M.ClassDef(name=self.name(node.name), body=self.block(node.body), bases=bases,
                         keywords=[self.keyword(k) for k in node.keywords],
                         decorators=[M.Decorator(decorator=self.expr(d)) for d in node.decorator_list])
@@ -166,7 +166,7 @@ class Converter(ExpressionBuilder):
     def small(self, node):
         kind = type(node)
         made = self._small(node, kind)
-        self.origins[id(made)] = self.origin(node)
+        self.origins[made] = self.origin(node)
         return made
 
     def _small(self, node, kind):
@@ -243,13 +243,16 @@ def convert_unit(settings, recorder, source: SourceText, statement, line_offset:
     return ctx, converter.line([statement])
 
 
-def convert_definition(settings, recorder, source: SourceText, statement):
+def convert_definition(settings, recorder, source: SourceText, statement, released: tuple = ()):
     """(unit context, LibCST def or class) for one definition of the file, at any depth (a method
-    as well); raises Unsupported. Positions and code are the file's, through the context."""
+    as well); raises Unsupported. Positions and code are the file's, through the context.
+    `released`: stdlib functions (of `statement`) that let go of their statements as they are built
+    (their lists keep None): the caller owns the stdlib tree and replaces those bodies."""
     ctx = AstUnitContext(settings, recorder, None, 0, source=source)
     # compact: the built tree keeps places, not stdlib nodes, so the caller may let go of the
     # definition's stdlib body (lazy_definitions releases a long one once it is built)
     converter = _DefinitionConverter(source, ctx, compact=True)
+    converter.released = released
     if not source.starts_line(statement):
         raise Unsupported("a statement after `;`")
     converter.enter(statement, source.indentation(statement.lineno))
@@ -261,21 +264,34 @@ class _DefinitionConverter(Converter):
     (a limit reached there), a loop or a statement (the work budget spent there), where LibCST's
     positions start at the keyword or the statement, as the stdlib's do."""
 
+    released: tuple = ()
+
+    def function(self, node):
+        # a long function's stdlib statements go as they are built: the stdlib tree of a
+        # 100,000-line forward (~250 MB) and its LibCST tree are never held whole at once
+        outer = self.consume
+        if any(node is function for function in self.released):
+            self.consume = True
+        try:
+            return super().function(node)
+        finally:
+            self.consume = outer
+
     def compound(self, node):
         made = super().compound(node)
-        self.origins[id(made)] = self.origin(node)
+        self.origins[made] = self.origin(node)
         return made
 
     def if_(self, node):
         made = super().if_(node)
-        self.origins[id(made)] = node  # an `elif` too: built here, not by compound (a merge after it is placed)
+        self.origins[made] = node  # an `elif` too: built here, not by compound (a merge after it is placed)
         return made
 
     def line(self, group: list):
         made = super().line(group)  # a statement line spans its statements, not its comment
         first, last = group[0], group[-1]
-        self.ctx.fixed[id(made)] = (self.source.offset(first.lineno, first.col_offset),
-                                    self.source.offset(last.end_lineno, last.end_col_offset))
+        self.ctx.fixed[made] = packed_span(self.source.offset(first.lineno, first.col_offset),
+                                           self.source.offset(last.end_lineno, last.end_col_offset))
         return made
 
 

@@ -250,16 +250,39 @@ CHILD_FIELDS = {
 }
 
 
+PLACE_FIELD = 1 << 32  # each field of a packed place (ast_expressions._Places) is under this
+_PLACE_MASK = PLACE_FIELD - 1
+_PLACE_KINDS = (None, ast.Tuple, ast.GeneratorExp, None)
+
+
+def packed_span(start: int, end: int):
+    """[start, end) as one int (a statement line's span: ~85 bytes less than a tuple of two), or
+    the tuple where an offset is past PLACE_FIELD."""
+    return start << 32 | end if start < PLACE_FIELD and end < PLACE_FIELD else (start, end)
+
+
+def unpack_place(place: int) -> tuple:
+    """(line, column, end line, end column, ast.Tuple / ast.GeneratorExp / None) of a packed place."""
+    kind = _PLACE_KINDS[place & 3]
+    place >>= 2
+    end_column = place & _PLACE_MASK
+    place >>= 32
+    column = place & _PLACE_MASK
+    place >>= 32
+    line = place >> 32
+    return line, column, line + (place & _PLACE_MASK), end_column, kind
+
+
 @dataclass
 class AstUnitContext(UnitContext):
     """A unit built by ast_front: positions and code from the stdlib tree and the file's text."""
 
     source: SourceText = None
-    # id(LibCST node) -> the stdlib node it was built from, or its place (line, column, end line, end
-    # column, node type) where the unit was built compact (ast_front.convert_unit)
+    # LibCST node -> the stdlib node it was built from, or its place (an int: unpack_place) where
+    # the unit was built compact (ast_front.convert_unit)
     origins: dict = field(default_factory=dict)
-    fixed: dict = field(default_factory=dict)  # id(node) -> (start, end) offsets: comments, string pieces
-    sole_arguments: set = field(default_factory=set)  # ids of the one argument of a call
+    fixed: dict = field(default_factory=dict)  # node -> (start, end) offsets (or packed_span's int): comments, string pieces
+    sole_arguments: set = field(default_factory=set)  # the one argument of a call
     name_only: set = field(default_factory=set)  # parameter names built from an `ast.arg` (name: annotation)
     statements: list = field(default_factory=list)  # (start, end, indentation) of each statement, in order
 
@@ -304,14 +327,16 @@ class AstUnitContext(UnitContext):
         """[start, end) character offsets of what LibCST's position of `node` covers."""
         if self.stand_ins:  # (a node's hash is LibCST's, in Python: asked only where there are any)
             node = self.stand_ins.get(node, node)
-        key = id(node)
+        key = node  # the tables hold their nodes (an id() per node was 32 more bytes a node)
         fixed = self.fixed.get(key)
         if fixed is not None:
-            return fixed
+            return (fixed >> 32, fixed & _PLACE_MASK) if type(fixed) is int else fixed
         origin = self.origins.get(key)
         if origin is None:
             raise KeyError(node)  # a node the analysis made (LibCST has no position for it either)
-        if type(origin) is tuple:  # a place (ast_front's compact units): the stdlib node is gone
+        if type(origin) is int:  # a place (ast_front's compact units): the stdlib node is gone
+            line, column, end_line, end_column, kind = unpack_place(origin)
+        elif type(origin) is tuple:  # a place with a field too large to pack
             line, column, end_line, end_column, kind = origin
         else:
             line, column, end_line, end_column, kind = (origin.lineno, origin.col_offset, origin.end_lineno,
@@ -334,7 +359,7 @@ class AstUnitContext(UnitContext):
         return self._text(*self.span(node))
 
     def node_code(self, node) -> str:
-        if id(node) not in self.origins and type(node) is cst.BinaryOperation and node in self.stand_ins:
+        if node not in self.origins and type(node) is cst.BinaryOperation and node in self.stand_ins:
             # `a @= b` read as `a @ b`: LibCST prints the made operator with its default spaces
             return self.node_code(node.left) + " @ " + self.node_code(node.right)
         start, end = own = self.span(node)
@@ -349,7 +374,7 @@ class AstUnitContext(UnitContext):
                 break
             start, end = before, after + 1
             pairs.append((start, end))
-        if pairs and id(node) in self.sole_arguments:
+        if pairs and node in self.sole_arguments:
             pairs.pop()  # the outermost pair is the call's own
         start, end = pairs[-1] if pairs else own
         return self._text(start, end)

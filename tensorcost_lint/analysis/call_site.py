@@ -7,7 +7,7 @@ and type, so that state cannot be made.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .site_registry import SiteSpec
 
@@ -100,7 +100,7 @@ class SourceSpan:
         return self.resolve()._expression
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSite:
     """One matmul/einsum/attention call found in the source, with what we know of its operands."""
 
@@ -136,7 +136,8 @@ class CallSite:
         """`dataclasses.replace(self, id=id)`, made directly: replace() walks the fields and calls
         the frozen __init__ (100,000 sites: ~0.5 s of a `check`)."""
         copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
+        for name in _CALL_SITE_FIELDS:
+            object.__setattr__(copy, name, getattr(self, name))
         object.__setattr__(copy, "id", id)
         return copy
 
@@ -159,3 +160,6 @@ class CallSite:
     @property
     def expression(self) -> str:
         return self.span.expression
+
+
+_CALL_SITE_FIELDS = tuple(f.name for f in fields(CallSite))

@@ -158,7 +158,7 @@ def _compare_source(text: str, unsupported: list | None = None):
             made = made  # both are the statement's line
         positions = MetadataWrapper(parsed_ctx.module, unsafe_skip_copy=True).resolve(PositionProvider)
         for a, b in _pairs(made, parsed):
-            if id(a) in made_ctx.origins or id(a) in made_ctx.fixed:
+            if a in made_ctx.origins or a in made_ctx.fixed:
                 assert made_ctx.position(a) == parsed_ctx.position(b), (text.splitlines()[statement.lineno - 1],
                                                                        type(b).__name__, parsed_ctx.code(b))
                 assert b in positions

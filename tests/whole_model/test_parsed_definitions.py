@@ -92,6 +92,25 @@ def test_a_long_method_lets_go_of_its_stdlib_body_and_reads_it_again_alike(tmp_p
     assert type(kept.classes["Deep"].body[1].body) is list  # shorter methods keep theirs
 
 
+def test_a_long_method_the_front_end_cannot_build_falls_back_with_its_whole_body(tmp_path):
+    # a long method's stdlib statements go as ast_front builds them; when a construct late in the
+    # body stops the build (a `match`), the body is read again whole for the LibCST parse and for
+    # any later reader, with nothing of it lost
+    import ast
+
+    from tensorcost_lint.whole_model.source.lazy_definitions import RELEASE_LINES, ReleasedBody
+    text = _long_method(RELEASE_LINES).replace(
+        "        return h\n", "        match h:\n            case _:\n                pass\n        return h\n")
+    (tmp_path / "deep.py").write_text(text)
+    expected = ast.parse(text).body[1].body[1]
+    definitions = _definitions(tmp_path / "deep.py")
+    method = definitions.method("Deep", "forward")
+    assert method is not None and len(method.body.body) == RELEASE_LINES + 3  # h = x, the lines, match, return
+    statement = definitions.classes["Deep"].body[1]
+    assert type(statement.body) is ReleasedBody
+    assert ast.dump(statement, include_attributes=True) == ast.dump(expected, include_attributes=True)
+
+
 def _definitions(path):
     """The lazy definitions of `path` as a whole-model run reads them."""
     from tensorcost_lint.analysis.context import Recorder

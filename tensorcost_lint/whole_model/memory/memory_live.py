@@ -60,14 +60,14 @@ _RETURNS_INPUT_FUNCTIONS = frozenset({"torch.nn.functional.dropout", "torch.nn.f
                                       "torch.nn.functional.alpha_dropout", "torch.dropout"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Used:
     """An op ran on these storages: they are live at least until here."""
 
     storages: tuple
 
 
-@dataclass
+@dataclass(slots=True)
 class Held:
     """The name `slot` of a running function now holds `storages`, and no longer what it held."""
 

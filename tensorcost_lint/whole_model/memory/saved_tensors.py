@@ -21,7 +21,7 @@ from ..values.strides import product, view_strides
 OUTPUT = "output"  # stands for the site's output storage, known once the call has returned
 
 
-@dataclass
+@dataclass(slots=True)
 class SiteMemory:
     """The storages a call hands its kernel (per operand: the operand's own or a copy), and what a
     fused attention adds (its log-sum-exp); which of them autograd keeps follows the gradients."""

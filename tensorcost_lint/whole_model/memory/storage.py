@@ -43,7 +43,7 @@ class Storage:
         self.parameter = parameter
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Layout:
     storage: Storage
     sizes: tuple | None  # ints, or None when a size is not known

@@ -34,7 +34,9 @@ def site_rows(result) -> list[dict]:
     for row in result.totals.rows:
         entry = row.entry
         path, line, column, expression = _where(entry)
-        once = row.flops // row.executions if row.flops is not None and row.executions else None
+        executions = row.executions
+        once = None if row.flops is None or not executions else row.flops if executions == 1 \
+            else row.flops // executions
         key = (path, line, column, expression, entry.module, row.reason is None, row.alternative, once)
         current = merged.get(key)
         if current is None:

@@ -4,7 +4,7 @@ site that cannot be costed is listed with its reason and adds nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 
@@ -158,11 +158,15 @@ def cost_row(entry: SiteEntry, executions: int | None, sizes, config, training: 
             backward += forward * (factor - 1)
     if recompute and training:
         backward += forward
+    seconds = cost.lower_bound_seconds
     try:
+        if executions == 1:  # the numbers of a shared costing as they are (one site a line: no copies)
+            return SiteRow(entry, 1, _checked(forward + backward, "FLOPs"), forward, backward, cost.traffic_bytes,
+                           seconds, None, traffic_bound=cost.bottleneck == "TRAFFIC")
         total = _checked((forward + backward) * executions, "FLOPs")
         row = SiteRow(entry, executions, total, _checked(forward * executions, "FLOPs"),
                       _checked(backward * executions, "FLOPs"), _checked(cost.traffic_bytes * executions, "bytes"),
-                      None if cost.lower_bound_seconds is None else cost.lower_bound_seconds * executions, None,
+                      None if seconds is None else seconds * executions, None,
                       traffic_bound=cost.bottleneck == "TRAFFIC")
     except OverflowError as error:  # exact counts only: a site run too often is unresolved, with why
         return SiteRow(entry, executions, None, None, None, None, None, f"too large to cost: {error}")
@@ -251,10 +255,11 @@ def _walk(entries, executions, sizes, config, training, result: Totals, reason, 
             low = min(sides, key=lambda p: p.total(0))
             high = max(sides, key=lambda p: p.total(1))
             result.at_stake[entry.condition] = result.at_stake.get(entry.condition, 0) + high.total(1) - low.total(0)
+            rows = result.rows
             for side, (start, end) in zip(sides, spans):
-                if side is not high:
-                    for row in result.rows[start:end]:
-                        row.alternative = True
+                if side is not high:  # a copy: a summary's rows are shared by every call of it (_scaled_row)
+                    for index in range(start, end):
+                        rows[index] = replace(rows[index], alternative=True)
             chosen = Part()
             chosen.add(low, 0)
             both = Part()
@@ -297,7 +302,7 @@ def _merged_rows(rows: list) -> list:
             merged[key] = row
             continue
         if key not in copied:
-            current = merged[key] = _scaled_row(current, 1)
+            current = merged[key] = replace(current)
             copied.add(key)
         for name in ("executions", "flops", "forward", "backward", "traffic_bytes", "seconds"):
             mine, theirs = getattr(current, name), getattr(row, name)
@@ -306,6 +311,10 @@ def _merged_rows(rows: list) -> list:
 
 
 def _scaled_row(row: SiteRow, factor) -> SiteRow:
+    """`row` times `factor`; `row` itself for a factor of 1 (rows are never changed in place once
+    made: a call run once shares its summary's rows, which a 100,000-site forward copied whole)."""
+    if factor == 1:
+        return row
     def scaled(value):
         return None if value is None or factor is None else value * factor
     return SiteRow(row.entry, scaled(row.executions), _scaled_int(row.flops, factor), _scaled_int(row.forward, factor),

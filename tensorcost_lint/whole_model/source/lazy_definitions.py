@@ -62,7 +62,7 @@ class TreeFileContext(UnitContext):
         built = self.built
         if built is None:
             return None
-        key = id(self.stand_ins.get(node, node) if self.stand_ins else node)
+        key = self.stand_ins.get(node, node) if self.stand_ins else node
         return built if key in built.origins or key in built.fixed else None
 
     def node_code(self, node) -> str:
@@ -257,13 +257,16 @@ class LazyDefinitions(Mapping):
         LibCST parses, to MAX_DEFINITION_LINES."""
         if statement is None or self.source is None:
             return None
+        long = _long_functions(statement)
         try:
-            unit, definition = convert_definition(self.ctx.settings, self.ctx.recorder, self.source, statement)
+            unit, definition = convert_definition(self.ctx.settings, self.ctx.recorder, self.source, statement,
+                                                  tuple(long))
         except Exception:  # noqa: BLE001 - Unsupported, or anything unforeseen: LibCST decides, as before
             return None
+        finally:  # a long body was let go of as it was built (whole or in part): read again on demand
+            for function in long:
+                function.body = ReleasedBody(self.lines, function)
         self.ctx.add_built(unit)
-        for function in _long_functions(statement):
-            function.body = ReleasedBody(self.lines, function)
         return definition
 
     def __getitem__(self, name: str):

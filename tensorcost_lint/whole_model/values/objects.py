@@ -98,7 +98,7 @@ class FreshObject:
 
 # -- cost summaries: what one run of a function costs, as a tree of entries ----------------------
 
-@dataclass
+@dataclass(slots=True)
 class SiteEntry:
     site: object  # CallSite
     module: str  # module path of the object that ran it ("" for the root)
@@ -107,7 +107,7 @@ class SiteEntry:
     lost_at: object = None  # shape_loss.LostAt: where a shapeless operand lost its shape
 
 
-@dataclass
+@dataclass(slots=True)
 class BackwardMatmul:
     """In training, an op that records no site forward (FlopCounterMode counts it 0) but whose
     backward runs a matmul for an operand's gradient (backward_matmuls.py): 2 × the product of
@@ -121,7 +121,7 @@ class BackwardMatmul:
     grads: tuple = (True,)
 
 
-@dataclass
+@dataclass(slots=True)
 class Repeat:
     """Entries run `count` times (a loop over a ModuleList); count None: not known statically."""
 
@@ -131,7 +131,7 @@ class Repeat:
     carried: tuple = ()  # storages of loop-carried values on entry: each iteration has its own
 
 
-@dataclass
+@dataclass(slots=True)
 class UnrolledPass:
     """In training, a pass of an unrolled loop starts here (`position`), or the loop ends (None): the
     backward's liveness tells a repeated block's copies apart by it, as it does a Repeat's iterations
@@ -140,7 +140,7 @@ class UnrolledPass:
     position: int | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Called:
     """A call of the tree's code: the callee's summary (its entries, shared by every call with the
     same argument facts, never copied) run `count` times in a row. `h(x) + h(x)` is one Called of
@@ -150,7 +150,7 @@ class Called:
     count: int = 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Choice:
     """An undecided branch: each side's entries; the totals span [min, max] over the sides."""
 
@@ -158,21 +158,21 @@ class Choice:
     sides: tuple  # (list of entries, list of entries)
 
 
-@dataclass
+@dataclass(slots=True)
 class Visit:
     """A module's forward starts here: the module tree counts its executions."""
 
     module: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Created:
     """A storage is allocated here (storage.Storage): once per execution of the enclosing loops."""
 
     storage: object
 
 
-@dataclass
+@dataclass(slots=True)
 class Checkpointed:
     """`torch.utils.checkpoint.checkpoint(fn, *inputs)`: fn's entries run in the forward and again
     in the backward (the recompute); autograd keeps only the inputs for it."""
