@@ -44,9 +44,6 @@ EAGER_CHECKS = frozenset({
     "torch.xpu.is_current_stream_capturing", "torch.fx._symbolic_trace.is_fx_tracing",
     "torch._utils.is_compiling", "torch.onnx.is_in_onnx_export",
 })
-# Tensor subclasses and wrappers that only tracing makes: an eager tensor is none of them.
-TRACING_TYPES = frozenset({"torch.fx.Proxy", "torch._subclasses.FakeTensor", "torch._subclasses.fake_tensor.FakeTensor",
-                           "torch.fx.proxy.Proxy"})
 TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
 # Python values no tensor is: numbers, strings, tuples and lists, dicts, dtypes, torch modules
