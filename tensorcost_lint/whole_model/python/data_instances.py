@@ -79,9 +79,10 @@ ROWS = {
     # a tuple or list display, or a list being appended to
     "tuple": Row(frozenset({"tuple"}) | _SEQUENCE_ABCS, _not(_DATA, TENSOR_TYPES, _abcs("Mapping"), but={"tuple"})),
     "list": Row(frozenset({"list"}) | _SEQUENCE_ABCS, _not(_DATA, TENSOR_TYPES, _abcs("Mapping"), but={"list"})),
-    # a sequence not built by a display: a tuple, a list, torch.Size, or what `range`/`zip`/`map`
+    # a sequence no display built: a tuple, a list, a set, torch.Size, what `range`/`zip`/`map`
     # return -- iterable, and never a tensor, a number, a str or a dict
-    "sequence": Row(_abcs("Iterable"), _not(_DATA, TENSOR_TYPES, _abcs("Mapping"), but={"tuple", "list"})),
+    "sequence": Row(_abcs("Iterable"), _not(_DATA, TENSOR_TYPES, _abcs("Mapping"),
+                                            but={"tuple", "list", "set", "frozenset"})),
     # an eager tensor: no tracing proxy (`isinstance(x, torch.fx.Proxy)`), no Python data value
     "tensor": Row(TENSOR_TYPES, _not(TRACING_TYPES, _DATA, _abcs("Mapping"))),
     # a class is an instance of `type` (its metaclass derives from it), of no data type; any other
