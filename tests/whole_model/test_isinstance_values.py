@@ -50,7 +50,8 @@ CASES = {
     "sequence": [_case("x.shape", "torch.Tensor", False), _case("x.chunk(2, -1)", "collections.abc.Iterable", True),
                  _case("x.chunk(2, -1)", "list", None), _case("{4, 5}", "torch.Tensor", False),
                  _case("{4, 5}", "set", None)],  # a set is a sequence of no display kind
-    "tensor": [_case("x", "torch.Tensor", True), _case("x", "(int, float)", False), _case("x", "torch.fx.Proxy", False)],
+    "tensor": [_case("x", "torch.Tensor", True), _case("x", "(int, float)", False),
+               _case("x", "torch.fx.Proxy", False)],  # an eager tensor is no tracing proxy
     "class": [_case("Block", "type", True), _case("Block", "(int, tuple)", False),
               _case("Block", "functools.partial", False)],
     "callable": [_case("functools.partial(nn.LayerNorm, eps=1e-6)", "functools.partial", True),
