@@ -61,7 +61,10 @@ CASES = {
     "torch module": [_case("self.seq", "nn.Module", True), _case("self.seq", "(int, list)", False)],
     "module": [_case("helpers", "types.ModuleType", True), _case("helpers", "(str, torch.Tensor)", False)],
     "dtype": [_case("x.dtype", "torch.dtype", True), _case("x.dtype", "str", False)],
-    "shadowed": [_case("(4, 4)", "tuple", None, "tuple = list")],
+    # how the types are written: a builtin's shadowed name, types held in a variable, `A | B`
+    "names": [_case("(4, 4)", "tuple", None, "tuple = list"), _case("None", "kinds", None, "kinds = (int, str)"),
+              _case("'gelu'", "(*kinds,)", None, "kinds = (int, str)"), _case("x", "int | float", False),
+              _case("4", "int | str", True)],
 }
 _PARAMS = [pytest.param(row, *case, id=f"{row}-{i}") for row, cases in CASES.items() for i, case in enumerate(cases)]
 

@@ -114,7 +114,8 @@ def type_names(interp, node) -> list:
     `A | B`'s operands, `type(None)` as NoneType; None for an item that is no plain name (a
     variable, a builtin type's shadowed name)."""
     if type(node) is cst.Tuple:
-        return [name for element in node.elements for name in type_names(interp, element.value)]
+        return [name for element in node.elements for name in
+                (type_names(interp, element.value) if type(element) is cst.Element else [None])]
     if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
         return type_names(interp, node.left) + type_names(interp, node.right)
     if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "type" and len(node.args) == 1 \
@@ -124,6 +125,8 @@ def type_names(interp, node) -> list:
     resolved = interp.ctx.settings.imports.resolve(node)
     if resolved is not None:
         return [resolved]
+    if type(node) is cst.Name and node.value in interp.env:  # a local: a class, or types held in a variable
+        return [node.value] if type(interp.eval(node)) is ClassRef and node.value not in BUILTIN_TYPES else [None]
     if type(node) is cst.Name:
         builtin = node.value in BUILTIN_TYPES
         return [None] if builtin and shadowed(interp, node.value) else [node.value]
@@ -131,7 +134,7 @@ def type_names(interp, node) -> list:
 
 
 def type_nodes(node) -> list:
-    if type(node) is cst.Tuple:
+    if type(node) is cst.Tuple and all(type(element) is cst.Element for element in node.elements):
         return [item for element in node.elements for item in type_nodes(element.value)]
     if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
         return type_nodes(node.left) + type_nodes(node.right)
