@@ -61,7 +61,6 @@ def _not(*groups, but=()) -> frozenset:
     return frozenset().union(*groups) - frozenset(but)
 
 
-_MODULE_TYPES = frozenset({"torch.nn.Module"})
 ROWS = {
     "none": Row(_NONE_TYPES, closed=True),
     "str": Row(frozenset({"str"}) | _SEQUENCE_ABCS, closed=True),
@@ -89,7 +88,7 @@ ROWS = {
     # test of it is callable_values'
     "class": Row(frozenset({"type"}), _not(_DATA, TENSOR_TYPES)),
     "module": Row(frozenset({"types.ModuleType"}), _not(_DATA, TENSOR_TYPES, _CONTAINER_ABCS, {"type"})),
-    "torch module": Row(_MODULE_TYPES, _not(_DATA, TENSOR_TYPES, {"type"})),
+    "torch module": Row(frozenset({"torch.nn.Module"}), _not(_DATA, TENSOR_TYPES, {"type"})),
     "layer": Row(frozenset(), _not(_DATA, TENSOR_TYPES)),  # ModuleFact: a layer (or a function, `get_activation`)
     "dtype": Row(frozenset({"torch.dtype"}), _not(_DATA, TENSOR_TYPES, _CONTAINER_ABCS)),
 }
