@@ -7,6 +7,7 @@ argument's sites are recorded twice.
 The readings, by what they read:
 - known_builtins / known_containers / known_math / known_regex / known_calls: values known exactly (ints,
   strings, tuples, dicts; `range`, `sorted`, `math.ceil`, `functools.partial` with `**kwargs`);
+- data_instances: `isinstance` of any value the run holds, from one table of value kinds;
 - python_values / zipping / lambdas: module lists and sequences of tensors (`zip(self.layers,
   self.norms)`, `map(lambda t: ..., qkv)`, `list(self.blocks)`);
 - library_builtins: configs, modules and records (`getattr(config, name)`, `hasattr(self, "bias")`,
@@ -22,7 +23,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ...analysis.interpreter import UNHANDLED
-from ..python import config_copies, known_builtins as known, known_calls, known_containers as made, known_floats
+from ..python import config_copies, data_instances, known_builtins as known, known_calls, known_containers as made
+from ..python import known_floats
 from ..python import known_math, known_regex
 from ..python import output_records, python_values, zipping
 from ..values import lambdas
@@ -42,7 +44,7 @@ BUILTINS = {
     "getattr": (library.getattr_of,),
     "hasattr": (library.hasattr_of,),
     "int": (known.int_call, library.int_of),
-    "isinstance": (known.isinstance_call, library.isinstance_of),
+    "isinstance": (data_instances.isinstance_call,),
     "issubclass": (library.issubclass_of,),
     "iter": (known.iter_call,),
     "len": (known.len_call,),

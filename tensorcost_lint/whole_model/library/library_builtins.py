@@ -1,8 +1,7 @@
 """The builtins over the values of a model's library and objects rather than plain known values:
 `getattr`/`hasattr` of configs and modules (a deep copy of the config has what the config has),
-`isinstance` of library values, `super()` in the frame of the
-method that calls it, `int(a / b)` of dims, `slice(0, None)`, `tuple(record)`. The registry
-(builtin_registry.py) tries them after the readings over exactly known values.
+`super()` in the frame of the method that calls it, `int(a / b)` of dims, `slice(0, None)`,
+`tuple(record)`. The registry (builtin_registry.py) tries them after the readings over exactly known values.
 
 Each returns UNHANDLED when it has not touched its arguments (another reading may apply)."""
 
@@ -24,11 +23,6 @@ from ..values.inheritance import is_subclass
 
 def getattr_of(interp, args):
     return library_values.getattr_call(interp.run, interp, args)
-
-
-def isinstance_of(interp, args):
-    decided = library_values.isinstance_decision(interp, args)
-    return UNHANDLED if decided is None else BoolFact(decided)
 
 
 def issubclass_of(interp, args):

@@ -1,19 +1,16 @@
 """Reading library-style values in a whole-model run: `config.x` from the entry's `dims_from`
-JSON, `getattr(obj, "x", default)`, `isinstance` of known values, and `assume`d values. Output
+JSON, `getattr(obj, "x", default)`, and `assume`d values (`isinstance` is python/data_instances.py). Output
 records (HF `ModelOutput` dataclasses) built, read by attribute and indexed are output_records.py."""
 
 from __future__ import annotations
 
-import libcst as cst
-
 from shape_annotations import Const, Sym
 
-from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
-from ..python import callable_values, class_members, config_copies
+from ...analysis.facts import CONFIG, DimFact, ScalarFact, SelfFact, SequenceFact, StringFact
+from ..python import class_members, config_copies
 from ..python.config_objects import apply_setters, config_class, setter_fields
 from ..values.library_objects import IntFact, MappingFact, RecordFact
-from ..values.objects import NONE, BoolFact, ClassRef, Instance, ModuleRef
-from .torch_values import TRACING_TYPES
+from ..values.objects import NONE, BoolFact, Instance, ModuleRef
 
 _MISSING = object()
 
@@ -286,60 +283,6 @@ def getattr_call(run, interp, args):
         return found if found is not None or not has_default else interp.eval(args.positional[2])
     if has_default:
         interp.eval(args.positional[2])
-    return None
-
-
-# abstract container types no int is an instance of (`isinstance(image_size, collections.abc.Iterable)`)
-_CONTAINER_ABCS = frozenset(f"{module}.{name}" for module in ("collections.abc", "typing")
-                            for name in ("Iterable", "Sequence", "Collection", "Container", "Mapping", "Sized"))
-_TENSOR_TYPES = ("torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor")
-_NOT_INT = ("tuple", "list", "dict", "str", "float", "slice")
-_SEQUENCE_TYPES = ("tuple", "list")  # builtin types no int is an instance of
-
-
-def isinstance_decision(interp, args):
-    """True/False for `isinstance(x, T)` when x's kind is known, else None."""
-    if len(args.positional) != 2:
-        return None
-    value = interp.eval(args.positional[0])
-    types = args.positional[1]
-    nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
-    names = [interp.ctx.settings.imports.resolve(n) or (n.value if isinstance(n, cst.Name) else None) for n in nodes]
-    if value is NONE:
-        return False if all(n is not None and n not in ("NoneType", "type(None)") for n in names) else None
-    if type(value) is ClassRef:  # a class is an instance of `type` (its metaclass derives from it), of no data type
-        if "type" in names:
-            return True
-        if all(n in _TENSOR_TYPES or n in _NOT_INT or n in ("int", "bool", "set") for n in names):
-            return False
-    if type(value) is SequenceFact and value.kind is not None:  # `cast_tuple(dim)` on a tuple or list display
-        builtin = [n for n in names if n in _SEQUENCE_TYPES or n in _NOT_INT or n in ("int", "bool", "set") or n in _TENSOR_TYPES]
-        if value.kind in names or any(n in _CONTAINER_ABCS for n in names if n != "collections.abc.Mapping" and n != "typing.Mapping"):
-            return True
-        return False if len(builtin) == len(names) else None
-    if type(value) is SelfFact:  # an object of a class of the tree against classes of the tree
-        return class_members.is_instance(interp, value, nodes)
-    if callable_values.callable_kind(value) is not None:  # `isinstance(norm_layer, functools.partial)`
-        return callable_values.isinstance_decision(interp.run, value, names)
-    if type(value) is TensorFact:
-        if any(n in _TENSOR_TYPES for n in names):
-            return True
-        if all(n in TRACING_TYPES for n in names):
-            return False  # an eager tensor is no tracing proxy (`isinstance(x, torch.fx.Proxy)`)
-        return False if all(n in ("int", "float", "bool", "str", "tuple", "list", "dict") for n in names) else None
-    if type(value) is IntFact:
-        if "int" in names:
-            return True
-        return False if all(n in _TENSOR_TYPES or n in _NOT_INT for n in names) else None
-    if type(value) in (DimFact, ScalarFact, BoolFact, StringFact):
-        if all(n in _TENSOR_TYPES for n in names):
-            return False
-        if type(value) is DimFact and "int" in names:
-            return True
-        if type(value) is DimFact and all(n in _NOT_INT or n in _CONTAINER_ABCS for n in names):
-            return False  # `isinstance(image_size, tuple)` on a size: vit-pytorch's `pair`; an int is no Iterable
-        if type(value) is StringFact:
-            return "str" in names
     return None
 
 

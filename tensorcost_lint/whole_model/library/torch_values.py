@@ -10,10 +10,10 @@ import libcst as cst
 
 from shape_annotations import BinOp, Const, Polynomial, evaluate_dim, simplify_dim
 
-from ...analysis.facts import DimFact, DTypeFact, IntFact, ModuleFact, ScalarFact, SequenceFact, StringFact, TensorFact
+from ...analysis.facts import DimFact, DTypeFact, IntFact, ScalarFact, SequenceFact, TensorFact
 from ...analysis.literals import int_value
-from ..values.library_objects import MappingFact
-from ..values.objects import NONE, BoolFact
+from ..python import data_instances
+from ..values.objects import BoolFact
 
 
 class NumericLimits:
@@ -44,13 +44,8 @@ EAGER_CHECKS = frozenset({
     "torch.xpu.is_current_stream_capturing", "torch.fx._symbolic_trace.is_fx_tracing",
     "torch._utils.is_compiling", "torch.onnx.is_in_onnx_export",
 })
-# Tensor subclasses and wrappers that only tracing makes: an eager tensor is none of them.
-TRACING_TYPES = frozenset({"torch.fx.Proxy", "torch._subclasses.FakeTensor", "torch._subclasses.fake_tensor.FakeTensor",
-                           "torch.fx.proxy.Proxy"})
 TENSOR_FUNCTIONS = frozenset({"torch.tensor", "torch.as_tensor"})
 _NUMBERS = (ScalarFact, DimFact, IntFact, BoolFact)
-# Python values no tensor is: numbers, strings, tuples and lists, dicts, dtypes, torch modules
-_NOT_TENSORS = (*_NUMBERS, StringFact, SequenceFact, MappingFact, DTypeFact, ModuleFact)
 
 
 def eager_check(interp, args):
@@ -60,15 +55,14 @@ def eager_check(interp, args):
 
 
 def is_tensor(interp, args):
-    """`torch.is_tensor(obj)` (Python's `isinstance(obj, torch.Tensor)`): decided when the run knows
-    what obj is — a tensor, or None or a value no tensor is (`scale = 1.` beside a rotary `freqs`);
-    None for a value it does not know."""
+    """`torch.is_tensor(obj)` (Python's `isinstance(obj, torch.Tensor)`, data_instances' table):
+    decided when the run knows what obj is — a tensor, or None or a value no tensor is (`scale = 1.`
+    beside a rotary `freqs`); None for a value it does not know."""
     value = interp.eval(args.get(0, "obj"))
     for extra in [*args.positional[1:], *(v for k, v in args.keywords.items() if k != "obj")]:
         interp.eval(extra)
-    if type(value) is TensorFact:
-        return BoolFact(True)
-    return BoolFact(False) if value is NONE or type(value) in _NOT_TENSORS else None
+    decided = data_instances.decide(interp, value, ["torch.Tensor"], [])
+    return None if decided is None else BoolFact(decided)
 
 
 def numeric_limits(interp, args):

@@ -1,6 +1,6 @@
 """Builtins over values the run knows exactly (known_values.py): `range`, `zip` (also
 `zip(*lists)`), `enumerate`, `iter`/`next`, `callable`, `filter` and `map` (calling the function: a
-function, a partial or an object with its own `__call__`), `any`/`all`, `isinstance`, `len`, `int(flag)`,
+function, a partial or an object with its own `__call__`), `any`/`all`, `len`, `int(flag)`,
 `max`/`min`, `setattr`, `bool`, `type`. The registry (library/builtin_registry.py) names each
 builtin once, with its readings in order; the builtins that build containers (`list`, `dict`,
 `sorted`, ...) are in known_containers.py, and `functools.partial` and calls of what a call returns
@@ -178,26 +178,6 @@ def any_all_call(want_all: bool):
             return BoolFact(False) if False in truths else (BoolFact(True) if None not in truths else None)
         return BoolFact(True) if True in truths else (BoolFact(False) if None not in truths else None)
     return handler
-
-
-def isinstance_call(interp, args):
-    """`isinstance(x, T)` for the known values the per-file reading leaves undecided: an int that
-    is not a size (`cast_tuple(0., n)`), a bool, a dict."""
-    if args.keywords or args.starred or len(args.positional) != 2 or not is_plain(args.positional[0]):
-        return UNHANDLED
-    value = interp.eval(args.positional[0])
-    types = args.positional[1]
-    nodes = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
-    names = {node.value if isinstance(node, cst.Name) else None for node in nodes}
-    if None in names or any(shadowed(interp, name) for name in names):
-        return UNHANDLED
-    kinds = {IntFact: {"int"}, BoolFact: {"bool", "int"}, MappingFact: {"dict"}}.get(type(value))
-    containers = {"tuple", "list", "dict", "str", "int", "float", "bool", "set", "frozenset"}
-    if kinds is None or not names <= containers:
-        return UNHANDLED
-    if type(value) is IntFact and "float" in names:
-        return UNHANDLED  # `0.` is read as the int 0: whether it is a float is not known
-    return BoolFact(bool(names & kinds))
 
 
 def len_call(interp, args):

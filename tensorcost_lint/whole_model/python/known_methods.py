@@ -121,7 +121,7 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
             return None
         items = list(sequence.items)
         item = items.pop(index)
-        rebind(interp, func.value, SequenceFact(tuple(items)))
+        rebind(interp, func.value, SequenceFact(tuple(items), kind=sequence.kind))  # a list stays a list
         return item
     if name in _SET_CHANGES and len(args.positional) == 1:
         return _set_change(interp, func, sequence, name, interp.eval(args.positional[0]))
@@ -135,7 +135,7 @@ def _sequence_method(interp, func, sequence: SequenceFact, name: str, args):
             if len(sequence.items) + len(added) > MAX_ITEMS:  # `hs.extend(hs)` line after line: 2**n items
                 forget(interp, func.value)
             else:
-                rebind(interp, func.value, SequenceFact(sequence.items + added))
+                rebind(interp, func.value, SequenceFact(sequence.items + added, kind=sequence.kind))
         return NONE
     return _unknown_change(interp, func, name, args)
 
