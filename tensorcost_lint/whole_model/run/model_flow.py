@@ -20,6 +20,8 @@ from .flow_merges import merge_sides
 from .model_evaluator import GRAD_TAINT, ModelEvaluator
 from ..values.objects import NONE, Choice, FunctionRef
 
+_MAY_RAISE = frozenset({cst.Raise, cst.Import, cst.ImportFrom, cst.Assert, cst.Del})
+
 
 class FlowState:
     def __init__(self) -> None:
@@ -73,20 +75,22 @@ class ModelFlow(FlowLoops, FlowAssignments):
                 return
 
     def statement(self, node) -> None:
-        if isinstance(node, cst.FunctionDef):
+        kind = type(node)  # exact types: LibCST's classes are ABCs (a slow isinstance), these have no subclasses
+        if kind is cst.FunctionDef:
             self.env[node.name.value] = FunctionRef(self.source, node, closure=self.env)
-        elif isinstance(node, cst.ClassDef):
+        elif kind is cst.ClassDef:
             self.env.pop(node.name.value, None)
         else:
             super().statement(node)
 
     def small_statement(self, node, line) -> None:
-        if isinstance(node, cst.Del):
-            for element in node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]:
+        kind = type(node)
+        if kind is cst.Del:
+            for element in node.target.elements if type(node.target) is cst.Tuple else [node.target]:
                 container_changes.forget_deleted(self.evaluator, getattr(element, "value", element))
-        if isinstance(node, (cst.Raise, cst.Import, cst.ImportFrom, cst.Assert, cst.Del)):
+        if kind in _MAY_RAISE:
             self.run_.doubt()  # each may raise (an import may fail, an assert or a `del` too)
-        if isinstance(node, cst.Raise):
+        if kind is cst.Raise:
             self.evaluator.walk(node)
             self.state.returned = self.state.raised = True
             return
