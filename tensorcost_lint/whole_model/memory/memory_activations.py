@@ -328,19 +328,18 @@ def approximate_sites(entries) -> list:
 class _AllSaved(_Training):
     """retention's walk of the contractions' saved storages, with every op's added."""
 
-    def walk(self, entries, executions, saving: bool) -> None:
-        for entry in entries:
-            if type(entry) is OpSaved:
-                if saving:
-                    for storage in entry.storages:
-                        if storage is not None and not storage.parameter:
-                            self.save(storage, executions, entry.module)
-            else:
-                super().walk([entry], executions, saving)
+    def work(self, entries) -> int:
+        return sum(type(entry) is not OpSaved for entry in entries)  # an op's record: not taken from the budget
+
+    def record(self, entry, executions) -> None:
+        if type(entry) is OpSaved and self.saving:
+            for storage in entry.storages:
+                if storage is not None and not storage.parameter:
+                    self.save(storage, executions, entry.module)
 
 
 def saved_activations(entries, sizes, default_dtype: str):
     """(bytes of every storage autograd saves at the end of the forward, or None; per module path)."""
     walk = _AllSaved(sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
-    walk.walk(entries, 1, True)
+    walk.walk(entries)
     return walk.total(), walk.by_module()
