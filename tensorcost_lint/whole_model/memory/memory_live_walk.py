@@ -52,11 +52,10 @@ class _Walk(EntryWalk):
             raise LiveUnknown(f"an undecided branch ({entry.condition}) decides which tensors live")
         return entry.sides[0]
 
-    def leaf(self, entry, executions) -> None:
-        self.position += 1
-        super().leaf(entry, executions)
+    # every record is a position, read or not: created, site and record each take one
 
     def created(self, entry, executions) -> None:
+        self.position += 1
         if self.canonical(entry.storage) is not entry.storage:
             return  # no allocation: the op returned its input
         token = self.instances.created(entry.storage, 1)
@@ -65,6 +64,7 @@ class _Walk(EntryWalk):
             self._mention(token, entry.storage)
 
     def site(self, entry, executions) -> None:
+        self.position += 1
         memory = entry.memory
         if memory is not None:
             if memory.output is not None and id(memory.output) not in self.instances.outputs:
@@ -75,6 +75,7 @@ class _Walk(EntryWalk):
                 self._use(storage)
 
     def record(self, entry, executions) -> None:
+        self.position += 1
         kind = type(entry)
         if kind is Used:
             for storage in entry.storages:
