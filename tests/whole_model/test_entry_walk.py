@@ -5,7 +5,7 @@ a call is replayed (never multiplied), and a `scaled` loop multiplies the execut
 import pytest
 
 from shape_annotations import Const, Sym
-from tensorcost_lint.whole_model.memory.entry_walk import CHOICES, REPEATS, EntryWalk
+from tensorcost_lint.whole_model.memory.entry_walk import CHOICES, REPEATS, EntryWalk, every_entry
 from tensorcost_lint.whole_model.memory.retention import RetentionTooLarge, _Steps
 from tensorcost_lint.whole_model.values.objects import (
     Called, Checkpointed, Choice, Created, Repeat, SiteEntry, UnrolledPass
@@ -180,3 +180,19 @@ def test_hooks_a_walk_leaves_out_change_nothing_or_say_what_is_missing():
     _Bare(_Steps(100)).walk([Repeat(Const(2), [Created("a")]), Choice("c", ([], []))])
     with pytest.raises(NotImplementedError, match="unknown count"):
         _Bare(_Steps(100)).walk([Repeat(Sym("n"), [])])
+
+
+def test_every_entry_lists_each_entry_once_before_those_it_holds():
+    tree = _tree()
+    loop, checkpointed = tree
+    call = loop.entries[0]
+    site, choice = call.entries
+    (left,), (right, unrolled) = choice.sides
+    found = list(every_entry(tree))
+    # a call's summary once, whatever its count: a search, not a replay
+    assert [id(entry) for entry in found] == [id(entry) for entry in (
+        loop, call, site, choice, left, right, unrolled, checkpointed, checkpointed.entries[0])]
+    deep = [Created("bottom")]
+    for _ in range(2000):  # deeper than Python's recursion limit
+        deep = [Called(deep)]
+    assert list(every_entry(deep))[-1].storage == "bottom"

@@ -31,6 +31,8 @@ What a walk makes of each kind of entry is its own, stated as hooks on a subclas
 
 from __future__ import annotations
 
+from itertools import chain
+
 from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
 
 
@@ -175,3 +177,24 @@ def _one_for_all(walk: EntryWalk, entry: Choice, executions) -> None:
 
 
 CHOICES = {"in turn": _in_turn, "apart": _apart, "one for all": _one_for_all}
+
+
+# -- searches ----------------------------------------------------------------------------------------
+
+def every_entry(entries):
+    """Every entry of the tree under `entries`, each before those it holds (a call's summary once per
+    `Called`, whatever its count; a branch's sides in order): for a search, never a replay. Kept on
+    an explicit stack, so an entry costs the same however deep it sits."""
+    stack = [iter(entries)]
+    while stack:
+        for entry in stack[-1]:
+            yield entry
+            kind = type(entry)
+            if kind is Choice:
+                stack.append(chain.from_iterable(entry.sides))
+                break
+            if kind is Called or kind is Repeat or kind is Checkpointed:
+                stack.append(iter(entry.entries))
+                break
+        else:
+            stack.pop()

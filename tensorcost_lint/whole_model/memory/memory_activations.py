@@ -36,6 +36,7 @@ from .index_memory import advanced_index_saved, partial_read
 from .module_saved import layer_norm_saved as _layer_norm, module_saved, normalized_rank, rms_norm_saved as _rms_norm
 from .saved_table import FUNCTIONS, METHODS, by_rule, storages as _storages
 from .dropout_memory import argument as _argument, functional_dropout
+from .entry_walk import every_entry
 from ..values.objects import BoolFact, Embedding, FunctionRef, NoneValue, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
@@ -313,15 +314,12 @@ _APPROXIMATE_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general
 def approximate_sites(entries) -> list:
     """Expressions of the einsum-style sites that need a gradient (their saved tensors are approximate)."""
     found = []
-    for entry in entries:
+    for entry in every_entry(entries):
         if type(entry) is SiteEntry:
             spec = entry.site.spec
             known = spec.operation == "convolution" and len(entry.site.arguments) == 2
             if spec.model in _APPROXIMATE_MODELS and not known and any(entry.grads):
                 found.append(entry.site.expression)
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list):
-                found.extend(approximate_sites(inner))
     return found
 
 

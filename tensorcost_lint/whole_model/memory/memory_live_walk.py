@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .memory_live import Held, LiveUnknown, LoopEntry, Used
 from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry
-from .entry_walk import EntryWalk
+from .entry_walk import EntryWalk, every_entry
 from .retention import MAX_WALKED_ENTRIES, RetentionTooLarge, _Instances, _nbytes, _resolve, _Steps
 
 _EINSUM_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})  # as memory_activations'
@@ -137,13 +137,7 @@ class _Walk(EntryWalk):
 
 
 def _records_storages(entries) -> bool:
-    for entry in entries:
-        if type(entry) in (Created, Held, SiteEntry):
-            return True
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list) and _records_storages(inner):
-                return True
-    return False
+    return any(type(entry) in (Created, Held, SiteEntry) for entry in every_entry(entries))
 
 
 def _bindings(entries, inner: set | None = None) -> dict | None:
@@ -176,14 +170,11 @@ def _bindings(entries, inner: set | None = None) -> dict | None:
 def _einsum_sites(entries, convolutions: bool = False) -> list:
     """The sites (einsum-style contractions, or convolutions) whose live storages are not modelled."""
     found = []
-    for entry in entries:
+    for entry in every_entry(entries):
         if type(entry) is SiteEntry:
             spec = entry.site.spec
             if spec.model in _EINSUM_MODELS and (spec.operation == "convolution") == convolutions:
                 found.append(entry.site.expression)
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list):
-                found.extend(_einsum_sites(inner, convolutions))
     return found
 
 
