@@ -27,7 +27,11 @@ What a walk makes of each kind of entry is its own, stated as hooks on a subclas
   forward runs them.
 
 `executions` is how many times the walked list runs, as the enclosing `scaled` loops multiply it
-(1 at the root; a `Called` replays rather than multiplies, `once` and `each` leave it as it is)."""
+(1 at the root; a `Called` replays rather than multiplies, `once` and `each` leave it as it is).
+
+A search of the tree (is there a site of this kind anywhere?) is no walk: `every_entry` lists each
+entry once, a call's summary once per `Called`, with no budget. memory_live_walk's `_bindings` stays
+a fold of its own: it scopes the names of each called function's frame, which no hook would say."""
 
 from __future__ import annotations
 
