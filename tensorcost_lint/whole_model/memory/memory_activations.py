@@ -36,6 +36,7 @@ from .index_memory import advanced_index_saved, partial_read
 from .module_saved import layer_norm_saved as _layer_norm, module_saved, normalized_rank, rms_norm_saved as _rms_norm
 from .saved_table import FUNCTIONS, METHODS, by_rule, storages as _storages
 from .dropout_memory import argument as _argument, functional_dropout
+from .entry_walk import every_entry
 from ..values.objects import BoolFact, Embedding, FunctionRef, NoneValue, SiteEntry
 from .retention import MAX_WALKED_ENTRIES, _Steps, _Training
 from .saved_callees import callee_of
@@ -313,34 +314,30 @@ _APPROXIMATE_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general
 def approximate_sites(entries) -> list:
     """Expressions of the einsum-style sites that need a gradient (their saved tensors are approximate)."""
     found = []
-    for entry in entries:
+    for entry in every_entry(entries):
         if type(entry) is SiteEntry:
             spec = entry.site.spec
             known = spec.operation == "convolution" and len(entry.site.arguments) == 2
             if spec.model in _APPROXIMATE_MODELS and not known and any(entry.grads):
                 found.append(entry.site.expression)
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list):
-                found.extend(approximate_sites(inner))
     return found
 
 
 class _AllSaved(_Training):
     """retention's walk of the contractions' saved storages, with every op's added."""
 
-    def walk(self, entries, executions, saving: bool) -> None:
-        for entry in entries:
-            if type(entry) is OpSaved:
-                if saving:
-                    for storage in entry.storages:
-                        if storage is not None and not storage.parameter:
-                            self.save(storage, executions, entry.module)
-            else:
-                super().walk([entry], executions, saving)
+    def work(self, entries) -> int:
+        return sum(type(entry) is not OpSaved for entry in entries)  # an op's record: not taken from the budget
+
+    def record(self, entry, executions) -> None:
+        if type(entry) is OpSaved and self.saving:
+            for storage in entry.storages:
+                if storage is not None and not storage.parameter:
+                    self.save(storage, executions, entry.module)
 
 
 def saved_activations(entries, sizes, default_dtype: str):
     """(bytes of every storage autograd saves at the end of the forward, or None; per module path)."""
     walk = _AllSaved(sizes, default_dtype, _Steps(MAX_WALKED_ENTRIES))
-    walk.walk(entries, 1, True)
+    walk.walk(entries)
     return walk.total(), walk.by_module()

@@ -4,15 +4,22 @@ liveness model memory_live.py states (docs/memory.md, *Inference*)."""
 from __future__ import annotations
 
 from .memory_live import Held, LiveUnknown, LoopEntry, Used
-from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry
+from .entry_walk import EntryWalk, every_entry
 from .retention import MAX_WALKED_ENTRIES, RetentionTooLarge, _Instances, _nbytes, _resolve, _Steps
 
 _EINSUM_MODELS = frozenset({"contraction", "einsum", "einops", "dot_general"})  # as memory_activations'
 
 
-class _Walk:
+class _Walk(EntryWalk):
+    """Every record a position; a loop's iterations each in turn (its trip count known); an undecided
+    branch only where one side stands for every side."""
+
+    repeats, choices = "each", "one for all"
+
     def __init__(self, default_dtype: str, steps: _Steps, sizes: dict, canonical=lambda storage: storage) -> None:
-        self.default_dtype, self.steps, self.sizes = default_dtype, steps, sizes
+        super().__init__(steps, sizes)
+        self.default_dtype = default_dtype
         self.canonical = canonical  # a storage an op returned as its input's: that one
         self.instances = _Instances()
         self.position = 0
@@ -34,56 +41,49 @@ class _Walk:
             return
         self._mention(self.instances.token(storage), storage)
 
-    def walk(self, entries) -> None:
-        self.steps.take(len(entries))
-        for entry in entries:
-            kind = type(entry)
-            if kind is Called:
-                for _ in range(entry.count):
-                    self.walk(entry.entries)
-                continue
-            if kind is Repeat:
-                count = known_count(entry.count, self.sizes)
-                if count is None:
-                    raise LiveUnknown("a loop's trip count is not known")
-                for _ in range(count):
-                    self.walk(entry.entries)
-                continue
-            if kind is Choice:
-                # sides that make no tensor and leave the names bound alike: the live set is the
-                # same whichever runs (a read only lengthens a life where nothing is made)
-                nets = [_bindings(side) for side in entry.sides]
-                if any(net is None for net in nets) or any(net != nets[0] for net in nets[1:]):
-                    raise LiveUnknown(f"an undecided branch ({entry.condition}) decides which tensors live")
-                self.walk(entry.sides[0])
-                continue
-            if kind is Checkpointed:  # without a gradient, checkpoint just runs its function
-                self.walk(entry.entries)
-                continue
-            self.position += 1
-            if kind is Created:
-                if self.canonical(entry.storage) is not entry.storage:
-                    continue  # no allocation: the op returned its input
-                token = self.instances.created(entry.storage, 1)
-                if token is not None and not entry.storage.parameter:
-                    self.made.add(token)
-                    self._mention(token, entry.storage)
-            elif kind is SiteEntry:
-                memory = entry.memory
-                if memory is not None:
-                    if memory.output is not None and id(memory.output) not in self.instances.outputs:
-                        token = self.instances.create(memory.output, 1)
-                        self.instances.outputs.add(id(memory.output))
-                        self.made.add(token)
-                    for storage in _resolve(memory.used(), memory):
-                        self._use(storage)
-            elif kind is Used:
-                for storage in entry.storages:
-                    self._use(storage)
-            elif kind is Held:
-                self._held(entry)
-            elif kind is LoopEntry:
-                self._alias(entry)
+    def unknown_trips(self, entry, executions) -> None:
+        raise LiveUnknown("a loop's trip count is not known")
+
+    def representative(self, entry):
+        # sides that make no tensor and leave the names bound alike: the live set is the same
+        # whichever runs (a read only lengthens a life where nothing is made)
+        nets = [_bindings(side) for side in entry.sides]
+        if any(net is None for net in nets) or any(net != nets[0] for net in nets[1:]):
+            raise LiveUnknown(f"an undecided branch ({entry.condition}) decides which tensors live")
+        return entry.sides[0]
+
+    # every record is a position, read or not: created, site and record each take one
+
+    def created(self, entry, executions) -> None:
+        self.position += 1
+        if self.canonical(entry.storage) is not entry.storage:
+            return  # no allocation: the op returned its input
+        token = self.instances.created(entry.storage, 1)
+        if token is not None and not entry.storage.parameter:
+            self.made.add(token)
+            self._mention(token, entry.storage)
+
+    def site(self, entry, executions) -> None:
+        self.position += 1
+        memory = entry.memory
+        if memory is not None:
+            if memory.output is not None and id(memory.output) not in self.instances.outputs:
+                token = self.instances.create(memory.output, 1)
+                self.instances.outputs.add(id(memory.output))
+                self.made.add(token)
+            for storage in _resolve(memory.used(), memory):
+                self._use(storage)
+
+    def record(self, entry, executions) -> None:
+        self.position += 1
+        kind = type(entry)
+        if kind is Used:
+            for storage in entry.storages:
+                self._use(storage)
+        elif kind is Held:
+            self._held(entry)
+        elif kind is LoopEntry:
+            self._alias(entry)
 
     def _held(self, entry: Held) -> None:
         for token in self.slots.get(entry.slot, ()):
@@ -137,13 +137,7 @@ class _Walk:
 
 
 def _records_storages(entries) -> bool:
-    for entry in entries:
-        if type(entry) in (Created, Held, SiteEntry):
-            return True
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list) and _records_storages(inner):
-                return True
-    return False
+    return any(type(entry) in (Created, Held, SiteEntry) for entry in every_entry(entries))
 
 
 def _bindings(entries, inner: set | None = None) -> dict | None:
@@ -176,14 +170,11 @@ def _bindings(entries, inner: set | None = None) -> dict | None:
 def _einsum_sites(entries, convolutions: bool = False) -> list:
     """The sites (einsum-style contractions, or convolutions) whose live storages are not modelled."""
     found = []
-    for entry in entries:
+    for entry in every_entry(entries):
         if type(entry) is SiteEntry:
             spec = entry.site.spec
             if spec.model in _EINSUM_MODELS and (spec.operation == "convolution") == convolutions:
                 found.append(entry.site.expression)
-        for inner in (getattr(entry, "entries", None), *getattr(entry, "sides", ())):
-            if isinstance(inner, list):
-                found.extend(_einsum_sites(inner, convolutions))
     return found
 
 

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from .gradient_buffers import GradientBuffers
 from .index_memory import PartialRead
 from .memory_activations import OpSaved
-from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, UnrolledPass, known_count
+from ..values.objects import UnrolledPass
+from .entry_walk import EntryWalk
 from .retention import MAX_WALKED_ENTRIES, _Instances, _itemsize, _nbytes, _resolve, _Steps
 
 _IN_PLACE_STEPS = frozenset({"sgd", "sgd-momentum", "none"})  # foreach updates in place: no temporaries
@@ -111,7 +112,11 @@ class _Node:
 
 
 @dataclass
-class _Walk:
+class _Walk(EntryWalk):
+    """The backward's nodes in forward order: a loop's iterations each in turn, numbered (the nodes of
+    a repeated block's copies told apart by them); an undecided branch's sides in turn, so long as
+    neither runs a backward node; no checkpointed call."""
+
     run: object
     sizes: dict
     default_dtype: str
@@ -121,59 +126,66 @@ class _Walk:
     first_saver: dict = field(default_factory=dict)  # token -> (storage, index of its earliest saver)
     iteration: tuple = ()
     buffers: GradientBuffers = field(default_factory=GradientBuffers)
+    # per list being walked: the iteration it started in, and the start of each unrolled loop in it
+    passes: list = field(default_factory=list)
 
-    def walk(self, entries) -> None:
-        self.steps.take(len(entries))
-        outer, bases = self.iteration, []  # an unrolled loop's pass: its position after the enclosing ones
-        for entry in entries:
-            kind = type(entry)
-            if kind is UnrolledPass:
-                if entry.position == 0:
-                    bases.append(self.iteration)
-                if entry.position is None:
-                    self.iteration = bases.pop() if bases else outer
-                elif bases:
-                    self.iteration = bases[-1] + (entry.position,)
-            elif kind is Called:
-                for _ in range(entry.count):
-                    self.walk(entry.entries)
-            elif kind is Created:
-                self.instances.created(entry.storage, 1)
-            elif kind is SiteEntry:
-                self._site(entry)
-            elif kind is OpSaved:
-                self._op(entry)
-            elif kind is PartialRead:
-                if entry.storages:  # emptied when the backward never reaches the view
-                    key = (self.instances.token(entry.storages[0]), entry.receiver)
-                    self.buffers.read(len(self.nodes), key, self._bytes(entry.elements, entry.dtype))
-            elif kind is Repeat:
-                count = known_count(entry.count, self.sizes)
-                if count is None:
-                    # a loop that runs no backward node leaves nothing live, however often it runs
-                    before = len(self.nodes)
-                    self.walk(entry.entries)
-                    if len(self.nodes) != before:
-                        raise PeakUnknown("a loop's trip count is not known")
-                    continue
-                enclosing = self.iteration
-                for index in range(count):
-                    self.iteration = enclosing + (index,)
-                    for storage in entry.carried:
-                        self.instances.create(storage, 1)
-                    self.walk(entry.entries)
-                self.iteration = enclosing
-            elif kind is Choice:
-                # a branch neither side of which runs a backward node changes nothing that lives
-                before = len(self.nodes)
-                for side in entry.sides:
-                    self.walk(side)
-                    if len(self.nodes) != before:
-                        raise PeakUnknown(f"an undecided branch ({entry.condition}) whose sides differ in what "
-                                          "the backward keeps")
-            elif kind is Checkpointed:
-                raise PeakUnknown("activation checkpointing: the backward's recompute is not modelled")
+    repeats, choices = "each", "in turn"
+
+    def walk(self, entries, executions=1) -> None:
+        self.passes.append((self.iteration, []))
+        super().walk(entries, executions)
+        outer, _ = self.passes.pop()
         self.iteration = outer
+
+    def created(self, entry, executions) -> None:
+        self.instances.created(entry.storage, 1)
+
+    def record(self, entry, executions) -> None:
+        kind = type(entry)
+        if kind is UnrolledPass:  # an unrolled loop's pass: its position after the enclosing ones
+            outer, bases = self.passes[-1]
+            if entry.position == 0:
+                bases.append(self.iteration)
+            if entry.position is None:
+                self.iteration = bases.pop() if bases else outer
+            elif bases:
+                self.iteration = bases[-1] + (entry.position,)
+        elif kind is OpSaved:
+            self._op(entry)
+        elif kind is PartialRead:
+            if entry.storages:  # emptied when the backward never reaches the view
+                key = (self.instances.token(entry.storages[0]), entry.receiver)
+                self.buffers.read(len(self.nodes), key, self._bytes(entry.elements, entry.dtype))
+
+    def unknown_trips(self, entry, executions) -> None:
+        # a loop that runs no backward node leaves nothing live, however often it runs
+        before = len(self.nodes)
+        self.walk(entry.entries, executions)
+        if len(self.nodes) != before:
+            raise PeakUnknown("a loop's trip count is not known")
+
+    def enter_repeat(self, entry, executions) -> tuple:
+        return self.iteration
+
+    def begin_iteration(self, entry, index: int, enclosing: tuple) -> None:
+        self.iteration = enclosing + (index,)
+        for storage in entry.carried:
+            self.instances.create(storage, 1)
+
+    def leave_repeat(self, entry, enclosing: tuple) -> None:
+        self.iteration = enclosing
+
+    def enter_branch(self, entry) -> int:
+        return len(self.nodes)
+
+    def side_walked(self, entry, before: int) -> None:
+        # a branch neither side of which runs a backward node changes nothing that lives
+        if len(self.nodes) != before:
+            raise PeakUnknown(f"an undecided branch ({entry.condition}) whose sides differ in what "
+                              "the backward keeps")
+
+    def checkpointed(self, entry, executions) -> None:
+        raise PeakUnknown("activation checkpointing: the backward's recompute is not modelled")
 
     def _bytes(self, elements, dtype) -> int:
         size = _itemsize_of(dtype, self.default_dtype)
@@ -199,7 +211,7 @@ class _Walk:
             if token not in self.first_saver:
                 self.first_saver[token] = (storage, index)
 
-    def _site(self, entry) -> None:
+    def site(self, entry, executions) -> None:
         memory = entry.memory
         if memory is None or not any(entry.grads):
             return

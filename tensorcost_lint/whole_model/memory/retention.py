@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from estimator import lookup_dtype
 
-from ..values.objects import Called, Checkpointed, Choice, Created, Repeat, SiteEntry, known_count
+from .entry_walk import EntryWalk
 from .saved_tensors import OUTPUT
 
 MAX_COUNT = 2**63 - 1
@@ -109,50 +109,51 @@ class _Instances:
         return self.create(storage, 1)  # made before the walked code (a buffer): once
 
 
-class _Training:
+class _Training(EntryWalk):
+    """What autograd keeps at the end of the forward: a loop's body once, its saves scaled by the trip
+    count; of an undecided branch's sides, the one that keeps the most."""
+
+    repeats, choices = "scaled", "apart"
+
     def __init__(self, sizes, default_dtype, steps: _Steps) -> None:
-        self.sizes, self.default_dtype = sizes, default_dtype
-        self.steps = steps
+        super().__init__(steps, sizes)
+        self.default_dtype = default_dtype
         self.instances = _Instances()
         self.counted: dict = {}  # token -> (storage, allocations saved or None, module path)
+        self.saving = True  # False in a checkpointed call: recomputed in the backward, nothing kept
 
-    def walk(self, entries, executions, saving: bool) -> None:
-        self.steps.take(len(entries))
-        for entry in entries:
-            kind = type(entry)
-            if kind is Called:
-                for _ in range(entry.count):
-                    self.walk(entry.entries, executions, saving)
-            elif kind is Created:
-                self.instances.created(entry.storage, executions)
-            elif kind is SiteEntry:
-                if entry.memory is not None:
-                    self.instances.output(entry.memory, executions)
-                if saving and entry.memory is not None:
-                    for storage in _resolve(entry.memory.saved(entry.grads), entry.memory):
-                        self.save(storage, executions, entry.module)
-            elif kind is Repeat:
-                count = known_count(entry.count, self.sizes)
-                inner = None if executions is None or count is None else executions * count
-                for storage in entry.carried:
-                    self.instances.create(storage, inner)
-                self.walk(entry.entries, inner, saving)
-            elif kind is Choice:
-                base, best, best_bytes = dict(self.counted), None, -1
-                for side in entry.sides:
-                    self.counted = dict(base)
-                    self.walk(side, executions, saving)
-                    total = self.total()
-                    size = -1 if total is None else total
-                    if best is None or size > best_bytes:
-                        best, best_bytes = self.counted, size
-                self.counted = best if best is not None else base
-            elif kind is Checkpointed:
-                self.walk(entry.entries, executions, False)  # recomputed in the backward: nothing kept
-                if saving:
-                    for storage in entry.inputs:
-                        if storage is not None and not storage.parameter:
-                            self.save(storage, executions, entry.module)
+    def created(self, entry, executions) -> None:
+        self.instances.created(entry.storage, executions)
+
+    def site(self, entry, executions) -> None:
+        if entry.memory is not None:
+            self.instances.output(entry.memory, executions)
+        if self.saving and entry.memory is not None:
+            for storage in _resolve(entry.memory.saved(entry.grads), entry.memory):
+                self.save(storage, executions, entry.module)
+
+    def enter_repeat(self, entry, executions) -> None:
+        for storage in entry.carried:
+            self.instances.create(storage, executions)
+
+    def checkpointed(self, entry, executions) -> None:
+        saving, self.saving = self.saving, False
+        self.walk(entry.entries, executions)  # recomputed in the backward: nothing kept
+        self.saving = saving
+        if saving:
+            for storage in entry.inputs:
+                if storage is not None and not storage.parameter:
+                    self.save(storage, executions, entry.module)
+
+    def fork(self) -> dict:
+        return self.counted
+
+    def resume(self, state: dict) -> None:
+        self.counted = dict(state)
+
+    def weigh(self) -> int:
+        total = self.total()
+        return -1 if total is None else total
 
     def save(self, storage, executions, module: str) -> None:
         token = self.instances.token(storage)
@@ -183,10 +184,15 @@ class _Training:
         return sums
 
 
-class _Inference:
+class _Inference(EntryWalk):
+    """The largest live set under serial reuse: a loop's body once, an undecided branch's sides one
+    after the other (an upper bound)."""
+
+    repeats, choices = "once", "in turn"
+
     def __init__(self, default_dtype, steps: _Steps) -> None:
+        super().__init__(steps)
         self.default_dtype = default_dtype
-        self.steps = steps
         self.instances = _Instances()
         self.position = 0
         self.first: dict = {}  # token -> position it is live from
@@ -194,42 +200,34 @@ class _Inference:
         self.storage: dict = {}  # token -> storage
         self.modules: list = []  # (position, module path) of each site
 
-    def walk(self, entries) -> None:
-        self.steps.take(len(entries))
-        for entry in entries:
-            kind = type(entry)
-            if kind is Called:
-                for _ in range(entry.count):
-                    self.walk(entry.entries)
-            elif kind is Created:
-                token = self.instances.created(entry.storage, 1)
-                if token is not None:
-                    self.first[token] = self.position + 1
-                    self.storage[token] = entry.storage
-            elif kind is SiteEntry:
-                self.position += 1
-                self.modules.append((self.position, entry.module))
-                if entry.memory is not None:
-                    self.instances.output(entry.memory, 1)
-                    for storage in _resolve(entry.memory.used(), entry.memory):
-                        token = self.instances.token(storage)
-                        self.storage[token] = storage
-                        self.first.setdefault(token, self.position)
-                        self.last[token] = self.position
-            elif kind is Repeat:
-                start = self.position
-                for storage in entry.carried:
-                    token = self.instances.create(storage, 1)
-                    self.first[token], self.storage[token] = start + 1, storage
-                self.walk(entry.entries)
-                for token, last in self.last.items():
-                    if last > start and self.first[token] <= start:
-                        self.last[token] = self.position  # read on every iteration
-            elif kind is Choice:
-                for side in entry.sides:
-                    self.walk(side)
-            elif kind is Checkpointed:
-                self.walk(entry.entries)
+    def created(self, entry, executions) -> None:
+        token = self.instances.created(entry.storage, 1)
+        if token is not None:
+            self.first[token] = self.position + 1
+            self.storage[token] = entry.storage
+
+    def site(self, entry, executions) -> None:
+        self.position += 1
+        self.modules.append((self.position, entry.module))
+        if entry.memory is not None:
+            self.instances.output(entry.memory, 1)
+            for storage in _resolve(entry.memory.used(), entry.memory):
+                token = self.instances.token(storage)
+                self.storage[token] = storage
+                self.first.setdefault(token, self.position)
+                self.last[token] = self.position
+
+    def enter_repeat(self, entry, executions) -> int:
+        start = self.position
+        for storage in entry.carried:
+            token = self.instances.create(storage, 1)
+            self.first[token], self.storage[token] = start + 1, storage
+        return start
+
+    def leave_repeat(self, entry, start: int) -> None:
+        for token, last in self.last.items():
+            if last > start and self.first[token] <= start:
+                self.last[token] = self.position  # read on every iteration
 
     def live(self):
         """(bytes live at each site position, index 1..n; whether every size is known)."""
@@ -267,7 +265,7 @@ def retention(entries, sizes, default_dtype: str, training: bool, max_entries: i
     steps = _Steps(max_entries)
     if training:
         walk = _Training(sizes, default_dtype, steps)
-        walk.walk(entries, 1, True)
+        walk.walk(entries)
         inclusive: dict = {}
         for module, size in walk.by_module().items():
             for prefix in _prefixes(module):
