@@ -5,7 +5,7 @@ table), and what is not covered."""
 from __future__ import annotations
 
 from ..analysis import calls, module_shapes, op_table, site_registry
-from ..whole_model.library import builtin_registry
+from ..whole_model.library import builtin_registry, parameter_containers
 from ..whole_model.python import python_values
 from ..whole_model.values import library_layers
 
@@ -53,8 +53,9 @@ def reshaping_modules() -> list[str]:
 
 
 def module_containers() -> list[str]:
-    """python_values._CONTAINERS: torch containers built and iterated in whole models."""
-    return [_names(f"nn.{name}" for name in python_values._CONTAINERS)]
+    """python_values._CONTAINERS and parameter_containers.CONTAINERS: torch containers built and
+    iterated in whole models."""
+    return [_names(f"nn.{name}" for name in (*python_values._CONTAINERS, *parameter_containers.CONTAINERS))]
 
 
 def modules_with_parameters() -> list[str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ...analysis.facts import TensorFact
-from .memory_parameters import dropout_probability
+from ...analysis.facts import ScalarFact, TensorFact
+from ..library.library_values import ZERO_FLOAT
 from ..values.strides import product
 
 
@@ -50,3 +50,18 @@ def argument(node: cst.Call, position: int, keyword: str):
             return arg.value
     positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
     return positional[position] if position < len(positional) else None
+
+
+def dropout_probability(run, interp, node):
+    """The dropout probability `node` gives when known: a literal, a float the run knows
+    (`config.attention_dropout` read from config.json), 0 for a value `assume` (or the dims) makes
+    false; else None."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.value.replace("_", ""))
+    fact = interp.eval(node)
+    if fact is ZERO_FLOAT:
+        return 0
+    known = run.floats.value(fact) if type(fact) is ScalarFact else None
+    if known is not None:
+        return known
+    return 0 if run.condition(interp, node) is False else None

@@ -21,11 +21,11 @@ import libcst as cst
 from shape_annotations import BinOp, Const, Polynomial, simplify_dim
 
 from ...analysis import module_shapes, multihead_attention
-from ...analysis.facts import ModuleFact, ScalarFact, SelfFact, TensorFact
+from ...analysis.facts import ModuleFact, SelfFact, TensorFact
 from ..python import python_values
-from ..library import norm_buffers
-from ..library.library_values import ZERO_FLOAT
+from ..library import norm_buffers, parameter_containers
 from ..values.objects import NONE, Embedding, ModuleDict, ModuleList, Sequential
+from .dropout_memory import dropout_probability
 
 # the parameters of torch.nn classes: (size argument position, name), the affine switch and
 # whether the class has a bias that `bias=False` switches off
@@ -69,6 +69,7 @@ class ParameterLedger:
     ties: dict = field(default_factory=dict)  # (id(module), name) -> (id(module), name) it shares
     facts: dict = field(default_factory=dict)  # (id(module), name) -> the tensor `module.name` reads
     batch_norms: dict = field(default_factory=dict)  # id(nn.BatchNorm*) -> what its constructor set (norm_buffers)
+    unread: list = field(default_factory=list)  # why a parameter container built in the run is not known
 
     def tensor(self, run, module, name: str):
         """`module.weight` / `module.bias` of a torch module built in the run: the parameter its class
@@ -239,6 +240,7 @@ def count_parameters(run, root) -> ParameterCount:
     tie_reason = _declared_ties(run, root)
     if tie_reason is not None:
         result.reasons.append(tie_reason)
+    result.reasons.extend(ledger.unread)
     seen: dict = {}  # id(module object) -> the path it was first met at
     pending = [(root, Polynomial.const(1), "", ())]
     while pending:
@@ -261,16 +263,16 @@ def count_parameters(run, root) -> ParameterCount:
             for name, child in value.attributes.items():
                 child_path = ".".join(p for p in (path, name) if p)
                 if type(child) is TensorFact:
-                    layout = run.storage.layout(child)
-                    if layout is not None and layout.storage.parameter:
-                        if child.shape is None:
-                            result.reasons.append(f"{child_path}: the shape of the parameter is not known")
-                        else:
-                            result.tensors.append((copies, ParameterTensor(name, tuple(child.shape), child.dtype)))
-                            result.paths.append(path)
-                            result.holders.append(((id(value), name), chain))
-                else:
-                    children.append((name, child, copies))
+                    _count_tensor(run, result, value, name, child, copies, path, chain)
+                    continue
+                for key, tensor, count in parameter_containers.items(child) or ():  # nn.ParameterList / Dict
+
+                    times = Polynomial.from_dim(count) if count != 1 else 1
+                    if times is None:
+                        result.reasons.append(f"{child_path}: the number of parameters appended is not known")
+                        continue
+                    _count_tensor(run, result, value, f"{name}.{key}", tensor, copies * times, path, chain)
+                children.append((name, child, copies))
             instance = run.instance(value)
             contents = instance.contents if instance is not None else None
             if _is_module(contents):  # `class Scaled(nn.Embedding)`: torch's module built by super().__init__
@@ -312,6 +314,19 @@ def count_parameters(run, root) -> ParameterCount:
                 within = chain if name == "" and type(value) is SelfFact else passes
                 pending.append((child, times, ".".join(p for p in (path, str(name)) if p), within))
     return result
+
+
+def _count_tensor(run, result, owner, name: str, tensor, copies, path: str, chain) -> None:
+    """`owner.<name>` when it is a parameter (a buffer or a plain tensor attribute is not)."""
+    layout = run.storage.layout(tensor)
+    if layout is None or not layout.storage.parameter:
+        return
+    if tensor.shape is None:
+        result.reasons.append(f"{'.'.join(p for p in (path, name) if p)}: the shape of the parameter is not known")
+        return
+    result.tensors.append((copies, ParameterTensor(name, tuple(tensor.shape), tensor.dtype)))
+    result.paths.append(path)
+    result.holders.append(((id(owner), name), chain))
 
 
 def _declared_ties(run, root) -> str | None:
@@ -377,18 +392,3 @@ def _is_module(value) -> bool:
 def numel(tensor: ParameterTensor):
     """The tensor's element count as a polynomial in the dims, or None (a size not known)."""
     return Polynomial.from_dims(tensor.shape)
-
-
-def dropout_probability(run, interp, node):
-    """The dropout probability `node` gives when known: a literal, a float the run knows
-    (`config.attention_dropout` read from config.json), 0 for a value `assume` (or the dims) makes
-    false; else None."""
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return float(node.value.replace("_", ""))
-    fact = interp.eval(node)
-    if fact is ZERO_FLOAT:
-        return 0
-    known = run.floats.value(fact) if type(fact) is ScalarFact else None
-    if known is not None:
-        return known
-    return 0 if run.condition(interp, node) is False else None

@@ -19,7 +19,7 @@ from ...analysis.site_registry import FUNCTIONS as SITE_FUNCTIONS
 from ...analysis.facts import DimFact, ModuleFact, ScalarFact, SelfFact, SequenceFact, StringFact, TensorFact
 from ...analysis.interpreter import UNHANDLED
 from ...analysis.literals import int_value
-from ..library import backward_matmuls, library_values, object_attributes, torch_values
+from ..library import backward_matmuls, library_values, object_attributes, parameter_containers, torch_values
 from ..python import builtin_functions, class_decorators, class_members, known_containers, known_floats, \
     known_iteration, known_math, known_values, python_values, registries, string_format
 from . import decisions, expressions
@@ -378,6 +378,8 @@ class ModelEvaluator(CallDispatch, Evaluator):
                 run.mark(fact)
                 run.storage.mark_parameter(fact)
             return fact
+        if last in parameter_containers.CONTAINERS:
+            return parameter_containers.build(self, last, args)
         built = run.build_container(self, last, args)
         if built is not UNHANDLED:
             return run.parameters.constructed(run, self, last, args, built)
