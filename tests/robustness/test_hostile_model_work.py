@@ -62,12 +62,20 @@ def test_a_sixteen_level_call_tree_keeps_its_retained_bytes(tmp_path):
     assert model["totals"]["peak_retained_bytes"] == 2 * 64 * 4 * 2  # the input and one output live at once
 
 
+# The 2**20-module tree runs until the default steps budget (50,000 statements, each building an
+# object) is spent: ~8-12 CPU s on a 2-core machine by design, near CPU_SECONDS whatever the speed of
+# a statement (its time measured in docs/limits-and-security.md). The bound guards the defect
+# itself: the tree was exponential (16 levels took over 120 s, 20 would take hours).
+TREE_CPU_SECONDS = {"module_tree": 2 * CPU_SECONDS}
+
+
 @pytest.mark.parametrize("program", [module_tree, shapes_per_level, undecided_per_level],
                          ids=["module-tree", "shapes-per-level", "undecided-per-level"])
 def test_exponential_trees_of_other_kinds_are_bounded_and_listed(tmp_path, program):
     run, cpu = _run(tmp_path, program(20))
     model = _model(run)
-    assert cpu < CPU_SECONDS and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
+    bound = TREE_CPU_SECONDS.get(program.__name__, CPU_SECONDS)
+    assert cpu < bound and run.peak_mib < PEAK_MIB, (cpu, run.peak_mib)
     exact = model["not_followed"] == [] and model["unresolved_sites"] == 0
     if not exact:  # cut by the work budget: said so, where
         assert any("work budget" in n["reason"] for n in model["not_followed"]), model["not_followed"]
