@@ -10,7 +10,7 @@ import libcst as cst
 
 from ...analysis.facts import SequenceFact, TensorFact
 from ..python import python_values
-from ..python.known_values import int_fact, int_of
+from ..python.known_values import int_fact, int_of, range_argument
 from ..values.library_objects import MappingFact
 from ..values.objects import ModuleList
 from ..values.unrolled_loops import MAX_UNROLLED
@@ -59,19 +59,13 @@ def _unrolled(interp, node):
     """`[nn.Parameter(torch.randn(d, d)) for _ in range(n)]` with n known (up to MAX_UNROLLED): n
     tensors, each its own parameter, the element evaluated once per index as Python does (a list
     of tensors made alike has no repeated reading: each copy is its own storage and gradient)."""
-    if type(node) not in (cst.ListComp, cst.GeneratorExp):
+    if type(node) not in (cst.ListComp, cst.GeneratorExp) or type(node.for_in.target) is not cst.Name:
         return None
-    loop = node.for_in
-    if loop.inner_for_in is not None or loop.ifs or type(loop.target) is not cst.Name:
-        return None
-    iterator = loop.iter
-    if type(iterator) is not cst.Call or type(iterator.func) is not cst.Name or iterator.func.value != "range" \
-            or len(iterator.args) != 1 or iterator.args[0].keyword is not None or iterator.args[0].star:
-        return None
-    count = int_of(interp.run, interp.eval(iterator.args[0].value))
+    argument = range_argument(interp, node)
+    count = int_of(interp.run, interp.eval(argument)) if argument is not None else None
     if count is None or not 0 <= count <= MAX_UNROLLED:
         return None
-    name = loop.target.value
+    name = node.for_in.target.value
     return SequenceFact(tuple(interp.with_env({**interp.env, name: int_fact(i)}).eval(node.elt)
                               for i in range(count)), kind="list")
 

@@ -266,7 +266,6 @@ def count_parameters(run, root) -> ParameterCount:
                     _count_tensor(run, result, value, name, child, copies, path, chain)
                     continue
                 for key, tensor, count in parameter_containers.items(child) or ():  # nn.ParameterList / Dict
-
                     times = Polynomial.from_dim(count) if count != 1 else 1
                     if times is None:
                         result.reasons.append(f"{child_path}: the number of parameters appended is not known")

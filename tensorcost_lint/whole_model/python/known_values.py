@@ -145,6 +145,15 @@ def is_range_call(node, env) -> bool:
         and "range" not in env
 
 
+def range_argument(interp, node):
+    """n of a comprehension `[element for target in range(n)]` (one `for`, no `if`, the builtin
+    range with one argument), else None."""
+    loop = node.for_in
+    if loop.inner_for_in is None and not loop.ifs and is_range_call(loop.iter, interp.env) and len(loop.iter.args) == 1:
+        return loop.iter.args[0].value
+    return None
+
+
 def _known_int_index(interp, node):
     fact = interp.eval(node)
     return int_of(interp.run, fact) if type(fact) in (IntFact, DimFact) else None
